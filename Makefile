@@ -1,0 +1,25 @@
+# Quick start: `make run` (the main job) and `make test`. Both build .venv from pyproject.toml on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test simulate bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/parsimonia simulate --players 4 --seed 1 --players-kind greedy
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/engine_games.py --games 1000 --players 4
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,95 @@
+"""The open-outcry auction: a game-independent machine that engines embed.
+
+It knows bids, the current highest bid, quiet time and the two ways an auction can be closed:
+``seller_picks`` (the seller chooses any bidder, or no sale; quiet time gives it to the highest bidder)
+and ``highest_wins`` (only quiet time closes it; the highest bidder wins). What the lot is, who may bid
+for it and what a sale moves are the game's business: the machine only checks the bid itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from server.games.base import IllegalAction
+
+SELLER_PICKS = "seller_picks"
+HIGHEST_WINS = "highest_wins"
+
+
+@dataclass
+class OpenAuction:
+    id: int
+    seller: int | None  # a seat, or None when the house (the Company) sells
+    starter: int  # the seat that opened it
+    lot: tuple[int, ...]
+    start_price: int
+    quiet_ms: int
+    rule: str
+    opened_at: int
+    last_bid_at: int = -1
+    bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid
+
+    def __post_init__(self) -> None:
+        if self.last_bid_at < 0:
+            self.last_bid_at = self.opened_at
+
+    @property
+    def closes_at(self) -> int:
+        """When quiet time closes it: ``quiet_ms`` after the last bid (or the opening)."""
+        return self.last_bid_at + self.quiet_ms
+
+    def high(self) -> tuple[int, int] | None:
+        """``(bidder, amount)`` of the highest standing bid."""
+        if not self.bids:
+            return None
+        bidder = max(self.bids, key=self.bids.__getitem__)
+        return bidder, self.bids[bidder]
+
+    def min_bid(self) -> int:
+        high = self.high()
+        return max(self.start_price, high[1] if high else 0) + 1
+
+    def check_bid(self, seat: int, amount: int) -> None:
+        if seat == self.seller or seat == self.starter:
+            raise IllegalAction("own_auction", "you cannot bid in an auction you started")
+        if amount < self.min_bid():
+            raise IllegalAction("bid_too_low", f"a bid must be at least {self.min_bid()}")
+
+    def bid(self, seat: int, amount: int, now_ms: int) -> None:
+        self.check_bid(seat, amount)
+        self.bids[seat] = amount
+        self.last_bid_at = now_ms
+
+    def withdraw(self, seat: int) -> None:
+        """Remove every bid of ``seat`` (a player who left); the next highest bid stands."""
+        self.bids.pop(seat, None)
+
+    def default_winner(self, eligible: Callable[[int], bool]) -> tuple[int, int] | None:
+        """Who wins at quiet time: the highest bidder that ``eligible`` still accepts."""
+        for bidder, amount in sorted(self.bids.items(), key=lambda kv: -kv[1]):
+            if eligible(bidder):
+                return bidder, amount
+        return None
+
+    def to_view(self) -> dict[str, Any]:
+        high = self.high()
+        return {
+            "id": self.id,
+            "seller": self.seller,
+            "starter": self.starter,
+            "lot": list(self.lot),
+            "rule": self.rule,
+            "start_price": self.start_price,
+            "bids": [[s, a] for s, a in sorted(self.bids.items())],
+            "high_bidder": high[0] if high else None,
+            "high": high[1] if high else None,
+            "min_bid": self.min_bid(),
+            "opened_at": self.opened_at,
+            "closes_at": self.closes_at,
+        }
+
+
+def committed(auctions: Iterable[OpenAuction], seat: int) -> int:
+    """Dollars ``seat`` has promised: the sum of its highest bid in each open auction."""
+    return sum(a.bids.get(seat, 0) for a in auctions)

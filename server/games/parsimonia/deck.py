@@ -1,0 +1,65 @@
+"""The cards of a Parsimonia game, read from a deck file the organiser can replace.
+
+A deck file is JSON: ``{"resources": [{"type": t, "profit": p}, ...], "tourists": [...]}``. Card ids are
+given in file order: resource cards first (0..R-1), then tourists cards (R..R+T-1).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources as package_files
+from typing import Any
+
+from protocol.schema import Int, List, Record, SchemaError, Str
+
+RESOURCE = "resource"
+TOURISTS = "tourists"
+
+_CARD = Record({"type": Int(1, 99), "profit": Int(0, 1_000_000)})
+_DECK = Record(
+    {"resources": List(_CARD, 1000), "tourists": List(_CARD, 1000)},
+    {"name": Str(200), "note": Str(2000)},
+)
+
+
+@dataclass(frozen=True)
+class Card:
+    id: int
+    kind: str
+    type: int
+    profit: int
+
+    def to_wire(self) -> list:
+        return [self.id, self.kind, self.type, self.profit]
+
+
+@dataclass(frozen=True)
+class Deck:
+    cards: tuple[Card, ...]
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Deck":
+        try:
+            doc = _DECK.check(data, "deck")
+        except SchemaError as exc:
+            raise ValueError(f"bad deck file: {exc}") from exc
+        if not doc["resources"] or not doc["tourists"]:
+            raise ValueError("bad deck file: both decks need at least one card")
+        cards = [Card(i, RESOURCE, c["type"], c["profit"]) for i, c in enumerate(doc["resources"])]
+        base = len(cards)
+        cards += [Card(base + i, TOURISTS, c["type"], c["profit"]) for i, c in enumerate(doc["tourists"])]
+        return cls(tuple(cards))
+
+    @classmethod
+    def load(cls, path: str) -> "Deck":
+        with open(path, encoding="utf-8") as f:
+            return cls.from_data(json.load(f))
+
+    @classmethod
+    def default(cls) -> "Deck":
+        text = package_files.files(__package__).joinpath("default_deck.json").read_text(encoding="utf-8")
+        return cls.from_data(json.loads(text))
+
+    def ids(self, kind: str) -> list[int]:
+        return [c.id for c in self.cards if c.kind == kind]

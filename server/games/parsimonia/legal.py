@@ -1,0 +1,62 @@
+"""What a seat may send now, as command templates (``{"min": a, "max": b}`` stands for any integer in it).
+
+Every template here is accepted by the engine for every value in its ranges; the property tests hold the
+engine to that.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from server.games.auction import SELLER_PICKS
+
+from .engine import DECIDE, MAIN, OPENING, PLACE, TURNS
+
+if TYPE_CHECKING:
+    from .engine import Parsimonia
+
+
+def _range(lo: int, hi: int) -> dict[str, int]:
+    return {"min": lo, "max": hi}
+
+
+def legal_actions(g: "Parsimonia", seat: int) -> list[dict[str, Any]]:
+    if g.over or not 0 <= seat < g.n or not g.active[seat]:
+        return []
+    out: list[dict[str, Any]] = []
+    free = g.free_dollars(seat)
+    for a in g.auctions.values():
+        if seat in (a.seller, a.starter) or not g.may_take_lot(seat, a):
+            continue
+        top = free + a.bids.get(seat, 0)
+        if a.min_bid() <= top:
+            out.append({"type": "bid", "auction": a.id, "amount": _range(a.min_bid(), top)})
+    for a in g.auctions.values():
+        if a.rule == SELLER_PICKS and a.seller == seat:
+            out.append({"type": "close", "auction": a.id, "winner": None})
+            out += [{"type": "close", "auction": a.id, "winner": b} for b in sorted(a.bids) if g.may_take_lot(b, a)]
+    if free >= 1:
+        out += [
+            {"type": "give", "to": s, "amount": _range(1, free)}
+            for s in range(g.n) if s != seat and g.active[s]
+        ]
+    out.append({"type": "vote_end", "agree": seat not in g.end_votes})
+    out.append({"type": "quit"})
+    price = _range(0, g.cfg.bank)
+    if g.phase == OPENING:
+        if seat not in g.ready:
+            out.append({"type": "ready"})
+        out += [{"type": "auction", "card": c, "start_price": price} for c in g.hands[seat]]
+    elif g.phase == TURNS and g.current == seat and not g.turn_over:
+        if g.step == DECIDE:
+            assert g.drawn is not None
+            out += [{"type": "pair", "resource": r} for r in g.free_resources(seat, g.cards[g.drawn].type)]
+            out.append({"type": "auction_drawn", "start_price": price})
+        elif g.step == PLACE:
+            assert g.drawn is not None
+            out += [{"type": "place", "resource": r} for r in g.placement_candidates(seat, g.drawn)]
+        elif g.step == MAIN:
+            out += [{"type": "auction", "card": c, "start_price": price} for c in g.hands[seat]]
+            out += [{"type": "company_auction", "card": c, "start_price": price} for c in g.company_cards]
+            out.append({"type": "end_turn"})
+    return out
