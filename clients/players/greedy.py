@@ -29,7 +29,9 @@ class GreedyPlayer:
 
     def _setup(self, view: dict[str, Any]) -> None:
         self.me = view["seat"]
-        self.card = {c[0]: c for c in view["cards"]}  # id -> [id, kind, type, profit]
+        if view["cards"] is not getattr(self, "_cards_seen", None):
+            self._cards_seen = view["cards"]
+            self.card = {c[0]: c for c in view["cards"]}  # id -> [id, kind, type, profit]
         self.mine = view["players"][self.me]
         self.company_dollars = view["company"]["dollars"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources as package_files
 from typing import Any
 
@@ -60,6 +61,11 @@ class Deck:
     def default(cls) -> "Deck":
         text = package_files.files(__package__).joinpath("default_deck.json").read_text(encoding="utf-8")
         return cls.from_data(json.loads(text))
+
+    @cached_property
+    def wire(self) -> tuple[list, ...]:
+        """The card table as sent in views, built once: ``[id, kind, type, profit]`` per card."""
+        return tuple(c.to_wire() for c in self.cards)
 
     def ids(self, kind: str) -> list[int]:
         return [c.id for c in self.cards if c.kind == kind]

@@ -545,7 +545,7 @@ class Parsimonia(Game):
                 "turn": self.timers.get(TURN),
             },
             "config": self.cfg.to_wire(),
-            "cards": [c.to_wire() for c in self.cfg.deck.cards],
+            "cards": self.cfg.deck.wire,
             "players": [
                 {
                     "seat": s,

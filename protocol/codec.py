@@ -1,0 +1,104 @@
+"""Frames to messages and back: one msgpack map per binary WebSocket frame.
+
+``decode`` is the only code that touches bytes from a client. It refuses an over-long frame before
+unpacking it, lets msgpack enforce the size limits while unpacking, then walks the result for what
+msgpack cannot check itself (depth, key types, value types, finite floats). Whatever the input, it
+returns a map or raises ``ProtocolError``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from protocol.errors import ProtocolError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the server accepts from a client; sent to the client in ``welcome``."""
+
+    max_frame_bytes: int = 65536
+    max_str_len: int = 4096
+    max_bin_len: int = 0
+    max_array_len: int = 1024
+    max_map_len: int = 256
+    max_depth: int = 16
+
+
+# msgpack reports a size limit as a ValueError saying e.g. "5000 exceeds max_str_len(4096)".
+_LIMIT_HIT = re.compile(r"exceeds max_(str|bin|array|map|ext)_len")
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return msgpack.packb(message, use_bin_type=True)
+
+
+def decode(frame: bytes | str, limits: Limits = Limits()) -> dict[str, Any]:
+    """One client frame to a map. A ``str`` frame is a WebSocket text frame, which the protocol refuses."""
+    if isinstance(frame, str):
+        raise ProtocolError("malformed", "text frames are not accepted; send msgpack in binary frames")
+    if len(frame) > limits.max_frame_bytes:
+        raise ProtocolError("too_large", f"{len(frame)} bytes is over max_frame_bytes {limits.max_frame_bytes}")
+    unpacker = msgpack.Unpacker(
+        max_buffer_size=limits.max_frame_bytes,
+        max_str_len=limits.max_str_len,
+        max_bin_len=limits.max_bin_len,
+        max_array_len=limits.max_array_len,
+        max_map_len=limits.max_map_len,
+        max_ext_len=0,
+        strict_map_key=False,
+        raw=False,
+    )
+    unpacker.feed(frame)
+    try:
+        message = unpacker.unpack()
+    except msgpack.StackError:
+        raise ProtocolError("too_deep", f"nesting is deeper than max_depth {limits.max_depth}") from None
+    except msgpack.OutOfData:
+        raise ProtocolError("malformed", "the frame holds no complete msgpack value") from None
+    except (ValueError, TypeError) as exc:
+        raise _unpack_failure(exc, limits) from None
+    if unpacker.tell() != len(frame):
+        raise ProtocolError("malformed", "bytes follow the message; send one msgpack map per frame")
+    if not isinstance(message, dict):
+        raise ProtocolError("malformed", f"a message must be a map, not {type(message).__name__}")
+    _check_values(message, limits)
+    return message
+
+
+def _unpack_failure(exc: ValueError | TypeError, limits: Limits) -> ProtocolError:
+    hit = _LIMIT_HIT.search(str(exc))
+    if hit is None:
+        return ProtocolError("malformed", f"not valid msgpack: {exc}")
+    kind = hit[1]
+    if kind == "ext" or (kind == "bin" and limits.max_bin_len == 0):
+        return ProtocolError("malformed", f"{kind} values are not accepted")
+    return ProtocolError("too_large", str(exc))
+
+
+def _check_values(message: dict[str, Any], limits: Limits) -> None:
+    """Walk the unpacked map (without recursion): depth, string keys, and only the types the protocol uses."""
+    pending: list[tuple[Any, int]] = [(message, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limits.max_depth:
+                raise ProtocolError("too_deep", f"nesting is deeper than max_depth {limits.max_depth}")
+            if isinstance(value, dict):
+                if not all(isinstance(key, str) for key in value):
+                    raise ProtocolError("malformed", "map keys must be strings")
+                value = value.values()
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise ProtocolError("malformed", "floats must be finite")
+        elif isinstance(value, bytes):
+            if limits.max_bin_len == 0:
+                raise ProtocolError("malformed", "bin values are not accepted")
+        elif value is not None and not isinstance(value, (bool, int, str)):
+            raise ProtocolError("malformed", "ext values are not accepted")

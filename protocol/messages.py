@@ -1,0 +1,182 @@
+"""The message catalogue: what a client may send, and builders for everything the server sends.
+
+``parse_client`` checks a decoded client map against ``CLIENT_MESSAGES``. The builders check what
+they build against ``SERVER_REPLIES`` / ``SERVER_PUSHES``, so the server never writes an envelope by
+hand and never sends a field that ``protocol/SPEC.md`` does not describe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import Any
+
+from protocol.codec import Limits
+from protocol.errors import ProtocolError
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Str
+
+PROTOCOL_VERSION = 1
+
+MAX_SEATS = 16
+MAX_LISTED_TABLES = 1024
+MAX_ERROR_MESSAGE = 512
+
+REQUEST_ID = Int(0, 2**31 - 1)
+TABLE = Str(64, min_len=1)
+GAME = Str(32, min_len=1)
+SEAT = Int(0, MAX_SEATS - 1)
+MILLIS = Int(0, 2**63 - 1)
+
+
+def _request(required: dict[str, Any] | None = None, optional: dict[str, Any] | None = None) -> Record:
+    return Record(required or {}, {"id": REQUEST_ID, **(optional or {})})
+
+
+CLIENT_MESSAGES: dict[str, Record] = {
+    "hello": _request({"version": Int(0, 2**31 - 1), "client": Str(64)}),
+    "tables": _request(),
+    "create": _request(
+        {"game": GAME, "seats": Int(1, MAX_SEATS)},
+        {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32)},
+    ),
+    "join": _request({"table": TABLE, "name": Str(64, min_len=1)}, {"views": Bool()}),
+    "watch": _request({"table": TABLE}, {"views": Bool()}),
+    "leave": _request({"table": TABLE}),
+    "resume": _request(
+        {"table": TABLE, "token": Str(128, min_len=1), "last_seq": Int(0, 2**62)}, {"views": Bool()}
+    ),
+    "act": _request({"table": TABLE, "command": AnyMap(32)}),
+    "view": _request({"table": TABLE}),
+    "ping": _request(),
+}
+
+
+def _reply(required: dict[str, Any] | None = None) -> Record:
+    return Record(required or {}, {"re": REQUEST_ID})
+
+
+TABLE_SUMMARY = Record(
+    {
+        "table": TABLE,
+        "game": GAME,
+        "seats": Int(1, MAX_SEATS),
+        "taken": Int(0, MAX_SEATS),
+        "state": Enum(("waiting", "running", "over")),
+        "spectators": Int(0, 2**31 - 1),
+    }
+)
+
+SERVER_REPLIES: dict[str, Record] = {
+    "welcome": _reply(
+        {
+            "version": Int(PROTOCOL_VERSION, PROTOCOL_VERSION),
+            "server_time": MILLIS,
+            "limits": Record({limit.name: Int(0, 2**31 - 1) for limit in fields(Limits)}),
+            "games": List(GAME, 256),
+        }
+    ),
+    "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}),
+    "created": _reply({"table": TABLE}),
+    "joined": _reply({"table": TABLE, "seat": SEAT, "token": Str(128, min_len=1)}),
+    "watching": _reply({"table": TABLE}),
+    "left": _reply({"table": TABLE}),
+    "resumed": _reply({"table": TABLE, "seat": SEAT}),
+    "ok": _reply(),
+    "pong": _reply({"server_time": MILLIS}),
+}
+
+SERVER_PUSHES: dict[str, Record] = {
+    "event": Record({"table": TABLE, "seq": Int(1, 2**62), "time": MILLIS, "event": AnyMap(256)}),
+    "view": Record(
+        {
+            "table": TABLE,
+            "seq": Int(0, 2**62),
+            "time": MILLIS,
+            "seat": Nullable(SEAT),
+            "view": AnyMap(256),
+            "legal": List(AnyMap(32), 1024),
+        },
+        {"re": REQUEST_ID},
+    ),
+    "error": Record(
+        {"code": Str(32, min_len=1), "message": Str(MAX_ERROR_MESSAGE)},
+        {"re": REQUEST_ID, "reason": Str(64, min_len=1), "table": TABLE},
+    ),
+}
+
+
+def parse_client(obj: dict[str, Any]) -> dict[str, Any]:
+    """Check a decoded client map; return ``{"type": ..., **fields}`` or raise ``ProtocolError``."""
+    if "type" not in obj:
+        raise ProtocolError("missing_field", "type: required field is missing")
+    kind = obj["type"]
+    if not isinstance(kind, str):
+        raise ProtocolError("bad_field", f"type: expected a string, got {type(kind).__name__}")
+    spec = CLIENT_MESSAGES.get(kind)
+    if spec is None:
+        raise ProtocolError("unknown_type", f"type: unknown message type {kind!r}")
+    try:
+        checked = spec.check({key: value for key, value in obj.items() if key != "type"})
+    except SchemaError as exc:
+        raise ProtocolError.from_schema(exc) from None
+    return {"type": kind, **checked}
+
+
+def request_id(obj: dict[str, Any]) -> int | None:
+    """The message's ``id`` if it is a valid one, so even a refused request gets its ``re``."""
+    try:
+        return REQUEST_ID.check(obj.get("id"), "id")
+    except SchemaError:
+        return None
+
+
+def _build(kind: str, spec: Record, body: dict[str, Any], re: int | None) -> dict[str, Any]:
+    if re is not None:
+        body["re"] = re
+    return {"type": kind, **spec.check(body)}
+
+
+def reply(kind: str, re: int | None, **body: Any) -> dict[str, Any]:
+    """A direct reply (``tables``, ``created``, ``joined``, ``watching``, ``left``, ``resumed``, ``ok``, ...)."""
+    return _build(kind, SERVER_REPLIES[kind], body, re)
+
+
+def welcome(*, re: int | None, server_time: int, limits: Limits, games: list[str]) -> dict[str, Any]:
+    return reply(
+        "welcome", re, version=PROTOCOL_VERSION, server_time=server_time, limits=asdict(limits), games=games
+    )
+
+
+def pong(*, re: int | None, server_time: int) -> dict[str, Any]:
+    return reply("pong", re, server_time=server_time)
+
+
+def error(err: ProtocolError, *, re: int | None = None, table: str | None = None) -> dict[str, Any]:
+    """The error reply for ``err``; a message longer than ``MAX_ERROR_MESSAGE`` is cut short.
+
+    ``table`` must be an id that passed ``parse_client``: the builder checks it like any other field.
+    """
+    body: dict[str, Any] = {"code": err.code, "message": err.message[:MAX_ERROR_MESSAGE]}
+    if err.reason is not None:
+        body["reason"] = err.reason
+    if table is not None:
+        body["table"] = table
+    return _build("error", SERVER_PUSHES["error"], body, re)
+
+
+def event(*, table: str, seq: int, time: int, event: dict[str, Any]) -> dict[str, Any]:
+    return _build("event", SERVER_PUSHES["event"], {"table": table, "seq": seq, "time": time, "event": event}, None)
+
+
+def view(
+    *,
+    table: str,
+    seq: int,
+    time: int,
+    seat: int | None,
+    view: dict[str, Any],
+    legal: list[dict[str, Any]],
+    re: int | None = None,
+) -> dict[str, Any]:
+    """What ``seat`` (None = a spectator) may see of ``table``; ``re`` when it answers a ``view`` request."""
+    body = {"table": table, "seq": seq, "time": time, "seat": seat, "view": view, "legal": legal}
+    return _build("view", SERVER_PUSHES["view"], body, re)
