@@ -1,2 +1,141 @@
-def main() -> None:
-    raise SystemExit("not yet")
+"""The ``parsimonia`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from clients.players import PLAYERS
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from server.simulate import simulate, summary
+
+    try:
+        sim = simulate(args.players, args.seed, args.players_kind, time_scale=args.time_scale, deck_path=args.deck)
+    except ValueError as exc:
+        print(f"parsimonia simulate: {exc}", file=sys.stderr)
+        return 2
+    out = summary(sim)
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+        return 0
+    minutes = out["game_ms"] / 60_000
+    print(f"Parsimonia, {out['players']} players ({', '.join(out['kinds'])}), seed {out['seed']}")
+    print(f"ended by {out['reason']} after {minutes:.1f} game minutes, {out['turns']} turns, {out['actions']} actions")
+    for seat, dollars in enumerate(out["dollars"]):
+        mark = "  winner" if seat in out["winners"] else ""
+        print(f"  seat {seat} ({out['kinds'][seat]}): ${dollars}{mark}")
+    print(f"  Company: ${out['company_dollars']}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from server import logs
+    from server.app import Server, ServerConfig
+
+    logs.configure(json_lines=args.log_json)
+    url = f"ws://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
+    print(
+        f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
+        f"  play a demo game:  parsimonia demo --url {url}\n"
+        f"  seat a bot:        parsimonia bot greedy --url {url} [--table ID]\n"
+        f"  watch a table:     parsimonia watch --url {url} --table ID\n"
+        "  stop with Ctrl-C",
+        flush=True,
+    )
+    try:
+        trio.run(Server(ServerConfig(host=args.host, port=args.port)).run)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _bot(args: argparse.Namespace) -> int:
+    import trio
+
+    from clients.players import make_player
+    from clients.sdk import run_bot
+
+    player = make_player(args.kind, args.seed)
+    name = args.name or f"{args.kind}-bot"
+    result = trio.run(lambda: run_bot(args.url, player, name=name, table=args.table, seats=args.seats))
+    print(json.dumps(result, sort_keys=True))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import trio
+
+    from server.demo import demo
+
+    out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url)
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+    else:
+        print(f"demo game on table {out['table']}: {out['actions']} actions in {out['game_ms'] / 1000:.1f} s of play")
+        for seat, dollars in enumerate(out["dollars"]):
+            mark = "  winner" if seat in out["winners"] else ""
+            print(f"  seat {seat} ({out['kinds'][seat]}): ${dollars}{mark}")
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    import trio
+
+    from clients.watch import watch
+
+    return 0 if trio.run(watch, args.url, args.table) is not None else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="parsimonia", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("simulate", help="play one game in process at simulated time")
+    sim.add_argument("--players", type=int, default=4, help="2 to 6 (default 4)")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy")
+    sim.add_argument("--time-scale", type=float, default=1.0, help="divide every time control by this")
+    sim.add_argument("--deck", help="a deck file (JSON) to play with instead of the default deck")
+    sim.add_argument("--json", action="store_true", help="print one JSON object")
+    sim.set_defaults(run=_simulate)
+
+    serve = sub.add_parser("serve", help="run the table server")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (0.0.0.0 for a LAN)")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--log-json", action="store_true", help="log one JSON object per line")
+    serve.set_defaults(run=_serve)
+
+    bot = sub.add_parser("bot", help="seat a reference bot at a table over the network")
+    bot.add_argument("kind", choices=list(PLAYERS))
+    bot.add_argument("--url", default="ws://127.0.0.1:8765")
+    bot.add_argument("--table", help="table id (default: the first waiting table, or a new one)")
+    bot.add_argument("--seats", type=int, default=4, help="seats of a table the bot creates")
+    bot.add_argument("--name")
+    bot.add_argument("--seed", type=int, default=0)
+    bot.set_defaults(run=_bot)
+
+    demo = sub.add_parser("demo", help="play one game of bots over real WebSocket connections")
+    demo.add_argument("--players", type=int, default=4)
+    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy")
+    demo.add_argument("--time-scale", type=float, default=200.0, help="divide every time control (default 200)")
+    demo.add_argument("--url", help="play against this server instead of one started in process")
+    demo.add_argument("--json", action="store_true")
+    demo.set_defaults(run=_demo)
+
+    watch = sub.add_parser("watch", help="follow a table as a spectator")
+    watch.add_argument("--url", default="ws://127.0.0.1:8765")
+    watch.add_argument("--table", required=True)
+    watch.set_defaults(run=_watch)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    raise SystemExit(args.run(args))

@@ -13,6 +13,7 @@ from typing import Any
 
 from clients.players import make_player
 from server.games import Game, IllegalAction, new_game
+from server.games.parsimonia import Deck
 
 THINK_MS = {"random": (200, 3000), "greedy": (300, 1500)}
 IDLE = float("inf")
@@ -35,9 +36,15 @@ def player_kinds(players: int, kind: str) -> list[str]:
 
 
 def simulate(
-    players: int, seed: int, kind: str = "greedy", options: Any = None, time_scale: float = 1.0
+    players: int,
+    seed: int,
+    kind: str = "greedy",
+    options: Any = None,
+    time_scale: float = 1.0,
+    deck_path: str | None = None,
 ) -> Simulation:
-    game = new_game("parsimonia", players, seed, options, time_scale)
+    deck = Deck.load(deck_path) if deck_path else None
+    game = new_game("parsimonia", players, seed, options, time_scale, deck=deck)
     kinds = player_kinds(players, kind)
     sim = Simulation(game, kinds, seed)
     bots = [make_player(k, seed * 1009 + s) for s, k in enumerate(kinds)]

@@ -1,0 +1,149 @@
+"""The Python bot SDK: everything between a ``Player`` and the server.
+
+A player is any object with ``act(view, legal) -> command | None`` (see ``clients.players.base``). The SDK
+connects, says hello, finds or creates a table, joins it, and then calls ``act`` with every fresh view of
+its seat, sending back what it returns. If the connection drops it reconnects with the seat token and the
+last sequence number it saw, and play goes on. ``run_bot`` returns the game's result.
+
+    import trio
+    from clients.sdk import run_bot
+
+    class Bot:
+        def act(self, view, legal):
+            return next((c for c in legal if c["type"] == "end_turn"), None)
+
+    result = trio.run(run_bot, "ws://127.0.0.1:8765", Bot())
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, open_websocket_url
+
+from clients.players.base import Player
+from protocol.codec import decode, encode
+from protocol.messages import PROTOCOL_VERSION
+
+RECONNECT_DELAYS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+
+
+class ServerError(Exception):
+    def __init__(self, reply: dict[str, Any]) -> None:
+        super().__init__(f"{reply.get('code')}: {reply.get('message')}")
+        self.code = reply.get("code")
+        self.reason = reply.get("reason")
+
+
+@dataclass
+class Seat:
+    """What the SDK knows of its seat: enough to resume after a drop."""
+
+    table: str
+    seat: int
+    token: str
+    last_seq: int = 0
+
+
+@dataclass
+class BotSession:
+    url: str
+    player: Player
+    name: str = "bot"
+    table: str | None = None
+    game: str = "parsimonia"
+    seats: int = 4
+    create_options: dict[str, Any] = field(default_factory=dict)
+    seat: Seat | None = None
+    result: dict[str, Any] | None = None
+    actions: int = 0
+    reconnects: int = 0
+    joined: trio.Event = field(default_factory=trio.Event)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    async def run(self) -> dict[str, Any]:
+        """Play until the table reports its result; reconnect and resume on every drop."""
+        failures = 0
+        while self.result is None:
+            try:
+                async with open_websocket_url(self.url) as ws:
+                    failures = 0
+                    await self._session(ws)
+            except (ConnectionClosed, HandshakeError, OSError, trio.BrokenResourceError):
+                if self.seat is None and failures >= len(RECONNECT_DELAYS_S):
+                    raise
+            if self.result is None:
+                self.reconnects += 1
+                await trio.sleep(RECONNECT_DELAYS_S[min(failures, len(RECONNECT_DELAYS_S) - 1)])
+                failures += 1
+        return self.result
+
+    async def _request(self, ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:
+        """Send a request and wait for its reply (pushes that arrive meanwhile are handled in order)."""
+        rid = next(self._ids)
+        await ws.send_message(encode({"type": kind, "id": rid, **fields}))
+        while True:
+            msg = decode(await ws.get_message())
+            if msg.get("re") == rid and msg["type"] != "view":
+                if msg["type"] == "error":
+                    raise ServerError(msg)
+                return msg
+            await self._on_push(ws, msg)
+
+    async def _session(self, ws: WebSocketConnection) -> None:
+        await self._request(ws, "hello", version=PROTOCOL_VERSION, client=f"parsimonia-sdk/{self.name}"[:64])
+        if self.seat is None:
+            table = self.table or await self._find_table(ws)
+            joined = await self._request(ws, "join", table=table, name=self.name)
+            self.seat = Seat(joined["table"], joined["seat"], joined["token"])
+            self.joined.set()
+        else:
+            await self._request(
+                ws, "resume", table=self.seat.table, token=self.seat.token, last_seq=self.seat.last_seq
+            )
+        while self.result is None:
+            await self._on_push(ws, decode(await ws.get_message()))
+
+    async def _find_table(self, ws: WebSocketConnection) -> str:
+        listing = await self._request(ws, "tables")
+        for t in listing["tables"]:
+            if t["game"] == self.game and t["state"] == "waiting" and t["taken"] < t["seats"]:
+                return t["table"]
+        created = await self._request(ws, "create", game=self.game, seats=self.seats, **self.create_options)
+        return created["table"]
+
+    async def _on_push(self, ws: WebSocketConnection, msg: dict[str, Any]) -> None:
+        seat = self.seat
+        kind = msg["type"]
+        if kind == "event" and seat is not None:
+            if msg["seq"] > seat.last_seq + 1:  # a gap: ask for the whole picture
+                await ws.send_message(encode({"type": "view", "table": seat.table}))
+            seat.last_seq = max(seat.last_seq, msg["seq"])
+            if msg["event"].get("type") == "result":
+                self.result = msg["event"]["result"]
+        elif kind == "view" and seat is not None and msg["seat"] == seat.seat:
+            if msg["seq"] < seat.last_seq:
+                return  # an older picture than events already seen; a fresher view follows
+            seat.last_seq = msg["seq"]
+            command = self.player.act(msg["view"], msg["legal"])
+            if command is not None:
+                self.actions += 1
+                await ws.send_message(encode({"type": "act", "id": next(self._ids), "table": seat.table,
+                                              "command": command}))
+        # An ``illegal_action`` error needs nothing: the next change brings a fresh view to act on.
+
+
+async def run_bot(url: str, player: Player, **options: Any) -> dict[str, Any]:
+    """Play one game with ``player`` and return the table's result. ``options``: see ``BotSession``."""
+    return await BotSession(url, player, **options).run()
+
+
+async def request_once(url: str, kind: str, **fields: Any) -> dict[str, Any]:
+    """Connect, say hello, send one request and return its reply (e.g. ``create`` or ``tables``)."""
+    async with open_websocket_url(url) as ws:
+        session = BotSession(url, player=None)  # type: ignore[arg-type]
+        await session._request(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-sdk")
+        return await session._request(ws, kind, **fields)

@@ -1,0 +1,168 @@
+"""One client connection: a reader loop that checks every frame, and a writer fed by a bounded queue.
+
+The server never waits on a client: ``send`` puts a frame in the queue or, when the queue is full (the
+client reads too slowly), drops the connection. The client may reconnect and resume its seat.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection
+
+from protocol import messages
+from protocol.codec import Limits, decode, encode
+from protocol.errors import ProtocolError
+from server import logs
+from server.games import GAMES
+from server.lobby import Lobby
+from server.table import Request
+
+TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
+_ids = itertools.count(1)
+
+
+class Connection:
+    def __init__(
+        self, ws: WebSocketConnection, lobby: Lobby, limits: Limits, queue_size: int = 256,
+        hello_timeout_s: float = 10.0,
+    ) -> None:
+        self.ws = ws
+        self.lobby = lobby
+        self.limits = limits
+        self.hello_timeout_s = hello_timeout_s
+        self.id = next(_ids)
+        self._out, self._out_recv = trio.open_memory_channel[bytes](queue_size)
+        self.tables: set[str] = set()
+        self.closed = False
+        self.close_reason = ""
+        self.log = logs.get(conn=self.id, peer=_peer(ws))
+
+    # -- sending: never blocks
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        if self.closed:
+            return
+        frame = message if isinstance(message, bytes) else encode(message)
+        try:
+            self._out.send_nowait(frame)
+        except trio.WouldBlock:
+            self.log.warning("client_too_slow", queued=self._out.statistics().current_buffer_used)
+            self.close("too slow: the server's queue for this client is full")
+
+    def close(self, reason: str) -> None:
+        if not self.closed:
+            self.closed = True
+            self.close_reason = reason
+            self._out.close()
+
+    # -- the connection's life
+
+    async def serve(self) -> None:
+        self.log.info("connected")
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer, nursery.cancel_scope)
+                await self._reader()
+                nursery.cancel_scope.cancel()
+        finally:
+            for table_id in self.tables:
+                table = self.lobby.tables.get(table_id)
+                if table is not None:
+                    table.detach(self)
+            self.closed = True
+            self.log.info("disconnected", reason=self.close_reason or "closed by client")
+
+    async def _writer(self, cancel_scope: trio.CancelScope) -> None:
+        try:
+            async for frame in self._out_recv:
+                await self.ws.send_message(frame)
+        except ConnectionClosed:
+            pass
+        # the queue was closed (too slow, fatal error) or the peer went away
+        with trio.move_on_after(1) as cleanup:
+            cleanup.shield = True
+            await self.ws.aclose(code=1008 if self.close_reason else 1000, reason=self.close_reason[:120])
+        cancel_scope.cancel()
+
+    async def _reader(self) -> None:
+        with trio.move_on_after(self.hello_timeout_s) as hello_scope:
+            first = await self._receive()
+        if hello_scope.cancelled_caught:
+            self.close("no hello in time")
+            return
+        if first is None or not self._hello(first):
+            return
+        while not self.closed:
+            msg = await self._receive()
+            if msg is None:
+                return
+            self._dispatch(msg)
+
+    async def _receive(self) -> dict[str, Any] | None:
+        """The next frame decoded, or None when the connection is over. Bad frames are answered here."""
+        while not self.closed:
+            try:
+                frame = await self.ws.get_message()
+            except ConnectionClosed:
+                self.closed = True
+                return None
+            try:
+                return decode(frame, self.limits)
+            except ProtocolError as err:
+                self._fail(err, None)
+        return None
+
+    def _fail(self, err: ProtocolError, re: int | None) -> None:
+        self.log.info("protocol_error", code=err.code, detail=err.message[:200])
+        self.send(messages.error(err, re=re))
+        if err.fatal:
+            self.close(f"protocol error: {err.code}")
+
+    def _hello(self, raw: dict[str, Any]) -> bool:
+        re = messages.request_id(raw)
+        try:
+            msg = messages.parse_client(raw)
+            if msg["type"] != "hello":
+                raise ProtocolError("hello_required", "the first message must be hello")
+            if msg["version"] != messages.PROTOCOL_VERSION:
+                raise ProtocolError("version_unsupported", f"this server speaks version {messages.PROTOCOL_VERSION}")
+        except ProtocolError as err:
+            self._fail(err, re)
+            return False
+        self.log = self.log.bind(client=msg["client"])
+        self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
+                                   games=sorted(GAMES)))
+        return True
+
+    def _dispatch(self, raw: dict[str, Any]) -> None:
+        re = messages.request_id(raw)
+        try:
+            msg = messages.parse_client(raw)
+            kind = msg["type"]
+            if kind == "hello":
+                raise ProtocolError("hello_required", "hello is only for the first message", fatal=False)
+            if kind == "ping":
+                self.send(messages.pong(re=re, server_time=self.lobby.clock.now_ms()))
+            elif kind == "tables":
+                self.send(messages.reply("tables", re, tables=self.lobby.summaries()[: messages.MAX_LISTED_TABLES]))
+            elif kind == "create":
+                table = self.lobby.create(
+                    msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0), msg.get("options")
+                )
+                self.log.info("table_created", table=table.id)
+                self.send(messages.reply("created", re, table=table.id))
+            else:
+                assert kind in TABLE_REQUESTS
+                table = self.lobby.get(msg["table"])
+                self.tables.add(table.id)
+                table.submit(Request(kind, self, msg))
+        except ProtocolError as err:
+            self._fail(err, re)
+
+
+def _peer(ws: WebSocketConnection) -> str:
+    remote = ws.remote
+    return f"{remote.address}:{remote.port}" if hasattr(remote, "address") else str(remote)

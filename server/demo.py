@@ -1,0 +1,57 @@
+"""``parsimonia demo``: one whole game of reference bots over real WebSocket connections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from clients.players import make_player
+from clients.sdk import BotSession, request_once
+from server.app import Server, ServerConfig
+from server.simulate import player_kinds
+
+DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
+
+
+async def play(url: str, players: int, seed: int, time_scale: float, kind: str) -> dict[str, Any]:
+    created = await request_once(url, "create", game="parsimonia", seats=players, seed=seed, time_scale=time_scale)
+    kinds = player_kinds(players, kind)
+    bots = [BotSession(url, make_player(k, seed * 1009 + s), name=f"{k}-{s}", table=created["table"])
+            for s, k in enumerate(kinds)]
+    async with trio.open_nursery() as nursery:
+        for bot in bots:  # one at a time, so seat i is bots[i]
+            nursery.start_soon(bot.run)
+            await bot.joined.wait()
+    result = bots[0].result
+    assert result is not None
+    return {
+        "game": result["game"],
+        "seed": result["seed"],
+        "players": result["players"],
+        "kinds": kinds,
+        "winners": result["winners"],
+        "dollars": result["dollars"],
+        "company_dollars": result["company_dollars"],
+        "reason": result["reason"],
+        "turns": result["turns"],
+        "actions": result["actions"],
+        "rejected": result["rejected"],
+        "game_ms": result["game_ms"],
+        "digest": result["digest"],
+        "table": created["table"],
+        "reconnects": sum(b.reconnects for b in bots),
+    }
+
+
+async def demo(
+    players: int, seed: int, time_scale: float = DEFAULT_TIME_SCALE, kind: str = "greedy", url: str | None = None
+) -> dict[str, Any]:
+    """Play against ``url``, or against a server started in process on a free loopback port."""
+    if url is not None:
+        return await play(url, players, seed, time_scale, kind)
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(Server(ServerConfig(port=0)).run)
+        out = await play(f"ws://127.0.0.1:{server.port}", players, seed, time_scale, kind)
+        nursery.cancel_scope.cancel()
+    return out
