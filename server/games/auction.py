@@ -65,6 +65,10 @@ class OpenAuction:
         """Remove every bid of ``seat`` (a player who left); the next highest bid stands."""
         self.bids.pop(seat, None)
 
+    def shift(self, delta_ms: int) -> None:
+        self.opened_at += delta_ms
+        self.last_bid_at += delta_ms
+
     def default_winner(self, eligible: Callable[[int], bool]) -> tuple[int, int] | None:
         """Who wins at quiet time: the highest bidder that ``eligible`` still accepts."""
         for bidder, amount in sorted(self.bids.items(), key=lambda kv: -kv[1]):

@@ -110,6 +110,11 @@ class Game(ABC):
     def next_deadline(self) -> int | None: ...
 
     @abstractmethod
+    def shift(self, delta_ms: int) -> None:
+        """Move every clock of the game ``delta_ms`` later: time that passed while the table was paused
+        (or the server was down) counts for nobody. ``now`` moves with it."""
+
+    @abstractmethod
     def legal_actions(self, seat: int) -> list[dict[str, Any]]:
         """Command templates: an integer field given as ``{"min": a, "max": b}`` may take any value in it."""
 

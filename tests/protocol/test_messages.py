@@ -362,10 +362,3 @@ def test_server_examples_in_spec_fit_catalogue():
         assert example.pop("type") == kind
         assert spec.check(example) == example
     assert json_examples(section(section(SPEC, "## Server messages"), "### error"))[0]["code"] in ERROR_CODES
-
-
-def test_games_section_left_for_the_lead():
-    assert SPEC.rstrip().endswith(
-        "## Games\n\nEach game's commands, views and events are specified in the sections below."
-    )
-    assert SPEC.count("\n## Games\n") == 1

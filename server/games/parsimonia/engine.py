@@ -121,6 +121,14 @@ class Parsimonia(Game):
         self.now = now_ms
         return self._take_events()
 
+    def shift(self, delta_ms: int) -> None:
+        if delta_ms < 0:
+            raise ValueError("clocks only move forward")
+        self.timers.shift(delta_ms)
+        for a in self.auctions.values():
+            a.shift(delta_ms)
+        self.now += delta_ms
+
     @property
     def over(self) -> bool:
         return self.phase == OVER
@@ -256,7 +264,7 @@ class Parsimonia(Game):
             return
         if self.phase == OPENING:
             self._check_all_ready()
-        elif self.phase == TURNS and self.current == seat:
+        elif self.phase == TURNS and self.current == seat and not self.turn_over:
             self._finish_turn("quit")
         self._check_agreement()
         self._maybe_next_turn()

@@ -1,0 +1,104 @@
+"""The ``parsimonia`` command, run in process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from server.cli import main
+
+JSON_KEYS = {"game", "seed", "players", "winners", "dollars", "company_dollars", "actions", "game_ms"}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (0 if code is None else code), out, err
+
+
+def test_simulate_json_prints_one_object_with_the_result(capsys):
+    code, out, err = run(capsys, "simulate", "--players", "3", "--seed", "7", "--time-scale", "20", "--json")
+    assert code == 0 and err == ""
+    assert out.endswith("\n") and out.count("\n") == 1
+    doc = json.loads(out)
+    assert JSON_KEYS <= set(doc)
+    assert doc["game"] == "parsimonia" and doc["seed"] == 7 and doc["players"] == 3
+    assert len(doc["dollars"]) == 3
+    assert sum(doc["dollars"]) + doc["company_dollars"] == 7_760
+    assert doc["winners"] and all(doc["dollars"][w] == max(doc["dollars"]) for w in doc["winners"])
+    assert doc["actions"] > 0 and doc["game_ms"] == 120 * 60_000 // 20
+
+
+def test_simulate_json_is_byte_identical_twice(capsys):
+    argv = ("simulate", "--players", "4", "--seed", "3", "--players-kind", "mix", "--time-scale", "10", "--json")
+    first = run(capsys, *argv)
+    second = run(capsys, *argv)
+    assert first == second
+    assert first[1]
+
+
+def test_simulate_json_differs_by_seed(capsys):
+    a = json.loads(run(capsys, "simulate", "--seed", "1", "--time-scale", "20", "--json")[1])
+    b = json.loads(run(capsys, "simulate", "--seed", "2", "--time-scale", "20", "--json")[1])
+    assert a["seed"] == 1 and b["seed"] == 2
+    assert (a["dollars"], a["actions"]) != (b["dollars"], b["actions"])
+
+
+def test_defaults_are_four_greedy_players_seed_one(capsys):
+    doc = json.loads(run(capsys, "simulate", "--time-scale", "30", "--json")[1])
+    assert doc["players"] == 4 and doc["seed"] == 1
+    assert doc.get("kinds", ["greedy"] * 4) == ["greedy"] * 4
+
+
+def test_simulate_without_json_prints_a_readable_summary(capsys):
+    code, out, err = run(capsys, "simulate", "--players", "2", "--seed", "5", "--players-kind", "mix", "--time-scale", "20")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "Parsimonia, 2 players (greedy, random), seed 5"
+    assert lines[1].startswith("ended by clock after 6.0 game minutes")
+    assert lines[2].startswith("  seat 0 (greedy): $") and lines[3].startswith("  seat 1 (random): $")
+    assert lines[-1].startswith("  Company: $")
+    assert sum("winner" in line for line in lines) >= 1
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(out)
+
+
+@pytest.mark.parametrize("players", ["1", "7", "0"])
+def test_a_bad_player_count_exits_2_with_a_message(capsys, players):
+    code, out, err = run(capsys, "simulate", "--players", players, "--json")
+    assert code == 2
+    assert out == ""
+    assert "parsimonia simulate:" in err and "2 to 6 players" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--players", "four"],
+        ["simulate", "--players-kind", "clever"],
+        ["simulate", "--bogus"],
+        ["dance"],
+        [],
+    ],
+)
+def test_bad_arguments_exit_2_with_usage(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert "usage: parsimonia" in err
+
+
+@pytest.mark.parametrize("scale", ["0", "-5", "inf", "nan"])
+def test_a_bad_time_scale_exits_2_with_a_message(capsys, scale):
+    code, out, err = run(capsys, "simulate", "--time-scale", scale, "--json")
+    assert code == 2
+    assert "time_scale" in err
+
+
+def test_a_missing_deck_file_is_reported(capsys, tmp_path):
+    with pytest.raises((SystemExit, OSError)) as info:
+        main(["simulate", "--deck", str(tmp_path / "nope.json"), "--json"])
+    if isinstance(info.value, SystemExit):
+        assert info.value.code == 2
