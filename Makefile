@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test simulate bench clean
+.PHONY: run test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/parsimonia simulate --players 4 --seed 1 --players-kind greedy
+	$(BIN)/parsimonia serve
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -62,6 +62,7 @@ class BotSession:
     actions: int = 0
     reconnects: int = 0
     joined: trio.Event = field(default_factory=trio.Event)
+    _in_flight: int | None = None  # id of the command sent and not yet answered
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     async def run(self) -> dict[str, Any]:
@@ -101,6 +102,7 @@ class BotSession:
             self.seat = Seat(joined["table"], joined["seat"], joined["token"])
             self.joined.set()
         else:
+            self._in_flight = None  # an answer lost with the old connection never comes
             await self._request(
                 ws, "resume", table=self.seat.table, token=self.seat.token, last_seq=self.seat.last_seq
             )
@@ -128,12 +130,18 @@ class BotSession:
             if msg["seq"] < seat.last_seq:
                 return  # an older picture than events already seen; a fresher view follows
             seat.last_seq = msg["seq"]
+            if self._in_flight is not None:
+                return  # this view predates our last command; the one after its answer is current
             command = self.player.act(msg["view"], msg["legal"])
             if command is not None:
                 self.actions += 1
-                await ws.send_message(encode({"type": "act", "id": next(self._ids), "table": seat.table,
+                self._in_flight = next(self._ids)
+                await ws.send_message(encode({"type": "act", "id": self._in_flight, "table": seat.table,
                                               "command": command}))
-        # An ``illegal_action`` error needs nothing: the next change brings a fresh view to act on.
+        elif kind in ("ok", "error") and msg.get("re") is not None and msg.get("re") == self._in_flight:
+            # The answer to our command. Views sent after it show its effect; after a refusal
+            # the next change at the table brings a fresh view to act on.
+            self._in_flight = None
 
 
 async def run_bot(url: str, player: Player, **options: Any) -> dict[str, Any]:

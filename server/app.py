@@ -9,9 +9,15 @@ from trio_websocket import WebSocketRequest, serve_websocket
 
 from protocol.codec import Limits
 from server import logs
-from server.clock import ServerClock
+from server.clock import ServerClock, keep_heartbeat
 from server.connection import Connection
 from server.lobby import Lobby
+from server.storage import DataDir
+
+
+# The WebSocket layer cuts off (1009) only frames far over max_frame_bytes; a frame a little over it
+# reaches the codec, which answers `too_large` as protocol/SPEC.md says.
+WS_SIZE_FACTOR = 2
 
 
 @dataclass
@@ -22,6 +28,8 @@ class ServerConfig:
     queue_size: int = 256  # frames queued for one client before it counts as too slow
     hello_timeout_s: float = 10.0
     max_tables: int = 10_000
+    data_dir: str | None = None  # None: tables live in memory only
+    sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
 
 
 class Server:
@@ -34,11 +42,19 @@ class Server:
     async def run(self, *, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
         async with trio.open_nursery() as nursery:
-            self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables)
+            if cfg.data_dir is None:
+                self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables)
+            else:
+                data = DataDir(cfg.data_dir, cfg.sync)
+                recovered = data.recover()
+                clock = ServerClock(data.start_ms(recovered))
+                self.lobby = Lobby(nursery, clock, cfg.max_tables, data)
+                self.lobby.recover(recovered)
+                nursery.start_soon(keep_heartbeat, clock, data.clock_path)
             ws_server = await nursery.start(
                 lambda task_status: serve_websocket(
                     self._handle, cfg.host, cfg.port, ssl_context=None,
-                    max_message_size=cfg.limits.max_frame_bytes, task_status=task_status,
+                    max_message_size=WS_SIZE_FACTOR * cfg.limits.max_frame_bytes, task_status=task_status,
                 )
             )
             self.port = ws_server.port

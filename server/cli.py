@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Sequence
 
@@ -38,7 +39,7 @@ def _serve(args: argparse.Namespace) -> int:
     from server import logs
     from server.app import Server, ServerConfig
 
-    logs.configure(json_lines=args.log_json)
+    logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
     url = f"ws://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
     print(
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
@@ -49,8 +50,9 @@ def _serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        trio.run(Server(ServerConfig(host=args.host, port=args.port)).run)
-    except KeyboardInterrupt:
+        data_dir = None if args.sync == "off" else args.data
+        trio.run(Server(ServerConfig(host=args.host, port=args.port, data_dir=data_dir, sync=args.sync)).run)
+    except* KeyboardInterrupt:  # trio may deliver Ctrl-C wrapped in an exception group
         pass
     return 0
 
@@ -92,6 +94,18 @@ def _watch(args: argparse.Namespace) -> int:
     return 0 if trio.run(watch, args.url, args.table) is not None else 1
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from bench.storm import run_from_args
+
+    return run_from_args(args)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from server.replay import replay_file
+
+    return replay_file(args.file, quiet=args.quiet)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parsimonia", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -109,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (0.0.0.0 for a LAN)")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--log-json", action="store_true", help="log one JSON object per line")
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
+    serve.add_argument("--data", default="data", help="data directory: journals and replay files (default ./data)")
+    serve.add_argument(
+        "--sync", default="fsync", choices=["fsync", "write", "off"],
+        help="when a command counts as durable: after fsync (default; group commit), after write "
+             "(survives a crash of the server, not of the machine), or off (no journal, nothing survives)",
+    )
     serve.set_defaults(run=_serve)
 
     bot = sub.add_parser("bot", help="seat a reference bot at a table over the network")
@@ -129,10 +150,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(run=_demo)
 
+    replay = sub.add_parser("replay", help="re-run a finished game's journal and check its result")
+    replay.add_argument("file", help="a journal, e.g. data/replays/t1.journal")
+    replay.add_argument("--quiet", action="store_true", help="print only the result")
+    replay.set_defaults(run=_replay)
+
     watch = sub.add_parser("watch", help="follow a table as a spectator")
     watch.add_argument("--url", default="ws://127.0.0.1:8765")
     watch.add_argument("--table", required=True)
     watch.set_defaults(run=_watch)
+
+    from bench.storm import add_arguments as add_bench_arguments
+
+    bench = sub.add_parser("bench", help="benchmark concurrent auctions over WebSocket (bench/README.md)")
+    add_bench_arguments(bench)
+    bench.set_defaults(run=_bench)
     return parser
 
 

@@ -1,18 +1,24 @@
-"""Server time: integer ms since the server started, read from trio's clock (so tests can mock it).
+"""Server time: integer ms, read from trio's clock (so tests can mock it) plus a starting point.
 
-The runtime is the only reader of time; engines get these numbers as arguments.
+A server with a data directory starts its clock where the previous run's clock stopped (its last
+heartbeat, or the latest journal record), so server time never moves while the server is down: every
+table's clocks resume with the downtime credited back. The runtime is the only reader of time;
+engines get these numbers as arguments.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import trio
 
+HEARTBEAT_MS = 500
+
 
 class ServerClock:
-    def __init__(self) -> None:
-        self.epoch = trio.current_time()
+    def __init__(self, start_ms: int = 0) -> None:
+        self.epoch = trio.current_time() - start_ms / 1000
 
     def now_ms(self) -> int:
         return int((trio.current_time() - self.epoch) * 1000)
@@ -20,3 +26,21 @@ class ServerClock:
     def to_trio(self, ms: int | None) -> float:
         """The trio deadline for server time ``ms`` (inf for None)."""
         return math.inf if ms is None else self.epoch + ms / 1000
+
+
+def read_heartbeat(path: str) -> int:
+    try:
+        with open(path, encoding="ascii") as f:
+            return max(0, int(f.read().strip() or 0))
+    except (OSError, ValueError):
+        return 0
+
+
+async def keep_heartbeat(clock: ServerClock, path: str) -> None:
+    """Write the server time to ``path`` every ``HEARTBEAT_MS`` (write, then rename: never half a number)."""
+    tmp = path + ".tmp"
+    while True:
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(str(clock.now_ms()))
+        os.replace(tmp, path)
+        await trio.sleep(HEARTBEAT_MS / 1000)

@@ -18,9 +18,11 @@ from protocol.errors import ProtocolError
 from server import logs
 from server.games import GAMES
 from server.lobby import Lobby
-from server.table import Request
+from server.table import REPLAY_LIMIT, Request
 
 TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
+REPLAY_ROOM = REPLAY_LIMIT + 2  # what a resume may queue at once: the reply, the missed events, a view
+FLUSH_S = 2.0  # once reading is over, how long the last frames (e.g. a fatal error) may take to go out
 _ids = itertools.count(1)
 
 
@@ -34,7 +36,10 @@ class Connection:
         self.limits = limits
         self.hello_timeout_s = hello_timeout_s
         self.id = next(_ids)
-        self._out, self._out_recv = trio.open_memory_channel[bytes](queue_size)
+        self.queue_size = queue_size
+        self._room = 0  # frames a resume may queue beyond queue_size; each frame sent uses one up
+        self._out, self._out_recv = trio.open_memory_channel[bytes](queue_size + REPLAY_ROOM)
+        self._sending = trio.CancelScope()  # the writer's sends; cancelled to drop a client that stopped reading
         self.tables: set[str] = set()
         self.closed = False
         self.close_reason = ""
@@ -46,17 +51,27 @@ class Connection:
         if self.closed:
             return
         frame = message if isinstance(message, bytes) else encode(message)
+        queued = self._out.statistics().current_buffer_used
         try:
+            if queued >= self.queue_size + self._room:
+                raise trio.WouldBlock
             self._out.send_nowait(frame)
         except trio.WouldBlock:
-            self.log.warning("client_too_slow", queued=self._out.statistics().current_buffer_used)
-            self.close("too slow: the server's queue for this client is full")
+            self.log.warning("client_too_slow", queued=queued)
+            self.close("too slow: the server's queue for this client is full", abort=True)
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str, *, abort: bool = False) -> None:
+        """Send nothing more: the writer flushes what is queued, then closes the WebSocket (1008).
+
+        ``abort``: the client stopped reading, so the queued frames are dropped and a send blocked on
+        it is cancelled; the writer then closes the connection (the TCP stream, if even the close frame
+        cannot go out within a second)."""
         if not self.closed:
             self.closed = True
             self.close_reason = reason
             self._out.close()
+        if abort:
+            self._sending.cancel()
 
     # -- the connection's life
 
@@ -66,7 +81,10 @@ class Connection:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._writer, nursery.cancel_scope)
                 await self._reader()
-                nursery.cancel_scope.cancel()
+                # Nothing more is read. The writer sends what is queued (a fatal error's message must
+                # reach the client before the close), closes the WebSocket and ends the nursery.
+                self._out.close()
+                nursery.cancel_scope.deadline = trio.current_time() + FLUSH_S
         finally:
             for table_id in self.tables:
                 table = self.lobby.tables.get(table_id)
@@ -76,11 +94,13 @@ class Connection:
             self.log.info("disconnected", reason=self.close_reason or "closed by client")
 
     async def _writer(self, cancel_scope: trio.CancelScope) -> None:
-        try:
-            async for frame in self._out_recv:
-                await self.ws.send_message(frame)
-        except ConnectionClosed:
-            pass
+        with self._sending:
+            try:
+                async for frame in self._out_recv:
+                    await self.ws.send_message(frame)
+                    self._room = max(0, self._room - 1)
+            except ConnectionClosed:
+                pass
         # the queue was closed (too slow, fatal error) or the peer went away
         with trio.move_on_after(1) as cleanup:
             cleanup.shield = True
@@ -158,6 +178,8 @@ class Connection:
                 assert kind in TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])
                 self.tables.add(table.id)
+                if kind == "resume":  # the missed events come all at once: not a sign of a slow client
+                    self._room = REPLAY_ROOM
                 table.submit(Request(kind, self, msg))
         except ProtocolError as err:
             self._fail(err, re)

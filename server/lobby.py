@@ -1,4 +1,4 @@
-"""The lobby: the server's tables by id, and creating new ones."""
+"""The lobby: the server's tables by id, creating new ones, and bringing back unfinished ones on start."""
 
 from __future__ import annotations
 
@@ -8,18 +8,24 @@ from typing import Any
 import trio
 
 from protocol.errors import ProtocolError
+from server import logs
 from server.clock import ServerClock
 from server.games import GAMES, new_game
-from server.table import Table
+from server.storage import DataDir, Recovered
+from server.table import ReplayMismatch, Table
 
 
 class Lobby:
-    def __init__(self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000) -> None:
+    def __init__(
+        self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None
+    ) -> None:
         self.nursery = nursery
         self.clock = clock
         self.max_tables = max_tables
+        self.data = data
         self.tables: dict[str, Table] = {}
-        self._next = 1
+        self._next = data.next_table_number() if data is not None else 1
+        self.log = logs.get()
 
     def create(
         self, game: str, seats: int, seed: int | None = None, time_scale: float = 1.0, options: Any = None
@@ -38,9 +44,41 @@ class Lobby:
             raise ProtocolError("bad_field", f"options: {exc}") from None
         table = Table(f"t{self._next}", game, seats, seed, time_scale, dict(options or {}), self.clock)
         self._next += 1
-        self.tables[table.id] = table
-        self.nursery.start_soon(table.run)
+        if self.data is not None:
+            table.journal = self.data.open_journal(table.id)
+            table.journal.append(table.header())
+        self._open(table)
         return table
+
+    def recover(self, recovered: list[Recovered]) -> None:
+        """Bring back every unfinished table, each exactly as its journal left it."""
+        assert self.data is not None
+        for rec in recovered:
+            try:
+                table = Table.replay(rec.records, self.clock)
+            except ReplayMismatch as exc:
+                self.data.set_aside(f"{rec.table_id}.journal", str(exc))
+                continue
+            table.journal = self.data.open_journal(table.id, truncate_to=rec.valid_bytes if rec.torn else None)
+            self.log.info("table_recovered", table=table.id, state=table.state, events=len(table.history),
+                          torn_tail=rec.torn)
+            self._open(table)
+            if table.state == "over":  # it ended, but the server stopped before the file was moved
+                self._finished(table)
+
+    def _open(self, table: Table) -> None:
+        table.on_finish = self._finished
+        self.tables[table.id] = table
+        if table.journal is not None:
+            self.nursery.start_soon(table.journal.run)
+        self.nursery.start_soon(table.run)
+
+    def _finished(self, table: Table) -> None:
+        if table.journal is None or self.data is None:
+            return
+        data, journal = self.data, table.journal
+        journal.after_durable(lambda: data.archive(table.id))
+        journal.finish()
 
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)

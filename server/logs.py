@@ -23,5 +23,14 @@ def configure(json_lines: bool = False, level: int = logging.INFO) -> None:
     )
 
 
+def silent() -> structlog.typing.FilteringBoundLogger:
+    """A logger that drops everything (replaying a journal must not log the game again)."""
+    return structlog.wrap_logger(structlog.ReturnLogger(), processors=[_drop])
+
+
+def _drop(*_: object) -> None:
+    raise structlog.DropEvent
+
+
 def get(**bound: object) -> structlog.typing.FilteringBoundLogger:
     return structlog.get_logger("parsimonia").bind(**bound)

@@ -1,0 +1,36 @@
+"""What one client may cost the server: rates, connections, tables. All configurable on ``serve``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ClientLimits:
+    messages_per_s: float = 200.0  # sustained; a burst of ``burst_s`` seconds' worth is allowed
+    bytes_per_s: float = 256 * 1024
+    burst_s: float = 2.0
+    strikes: int = 20  # rate-limit errors in a row before the connection is closed
+    connections_per_ip: int = 256
+    tables_per_client: int = 16  # tables one connection may create
+    hello_timeout_s: float = 10.0
+    idle_ping_s: float = 30.0  # a silent connection is pinged after this long
+    idle_close_s: float = 60.0  # and closed when it stays silent this long
+
+
+class TokenBucket:
+    """Allows ``rate`` units per second on average and ``rate * burst_s`` at once. Time in seconds."""
+
+    def __init__(self, rate: float, burst_s: float, now: float) -> None:
+        self.rate = rate
+        self.capacity = rate * burst_s
+        self.tokens = self.capacity
+        self.stamp = now
+
+    def take(self, amount: float, now: float) -> bool:
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if amount > self.tokens:
+            return False
+        self.tokens -= amount
+        return True

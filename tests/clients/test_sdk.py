@@ -1,0 +1,90 @@
+"""The bot SDK against a real server on 127.0.0.1: requests, finding or creating a table, whole games,
+and resuming after the server drops a bot's connection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from clients.players import make_player
+from clients.sdk import BotSession, ServerError, request_once, run_bot
+from tests.server.conftest import BANK, SHORT, _quiet_server_logs, connect, server, url  # noqa: F401 (fixtures)
+
+
+async def test_request_once_returns_the_reply(server):
+    created = await request_once(url(server), "create", game="parsimonia", seats=2, seed=4)
+    assert created["type"] == "created" and created["table"] in server.lobby.tables
+    listing = await request_once(url(server), "tables")
+    assert [t["table"] for t in listing["tables"]] == [created["table"]]
+
+
+async def test_request_once_raises_server_error_with_the_code(server):
+    with pytest.raises(ServerError) as refused:
+        await request_once(url(server), "create", game="chess", seats=2)
+    assert refused.value.code == "no_such_game" and refused.value.reason is None
+    with pytest.raises(ServerError) as refused:
+        await request_once(url(server), "join", table="t404", name="x")
+    assert refused.value.code == "no_such_table"
+
+
+async def test_run_bot_creates_a_table_when_none_waits_and_the_next_bot_joins_it(server, autojump_clock):
+    create = {"seed": 6, "options": SHORT}
+    first = BotSession(url(server), make_player("greedy", 1), name="first", seats=2, create_options=create)
+    results: list[dict[str, Any]] = []
+    with trio.fail_after(600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(first.run)
+            await first.joined.wait()
+            nursery.start_soon(lambda: _collect(results, run_bot(url(server), make_player("greedy", 2), name="next")))
+    assert list(server.lobby.tables) == [first.seat.table]  # one table: the second bot joined the first's
+    table = server.lobby.tables[first.seat.table]
+    assert table.seat_count == 2 and table.seed == 6 and table.state == "over"
+    assert results == [first.result]
+    assert sum(first.result["dollars"]) + first.result["company_dollars"] == BANK
+
+
+async def _collect(out: list[dict[str, Any]], game: Any) -> None:
+    out.append(await game)
+
+
+async def test_bot_joining_a_full_table_raises_table_full(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = (await a.request("create", game="parsimonia", seats=2, options=SHORT))["table"]
+        await a.request("join", table=table, name="a")
+        await b.request("join", table=table, name="b")
+        with pytest.raises(ServerError) as refused:
+            await run_bot(url(server), make_player("greedy", 0), table=table)
+        assert refused.value.code == "table_full"
+
+
+async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server, autojump_clock):
+    created = await request_once(url(server), "create", game="parsimonia", seats=2, seed=12, options=SHORT)
+    table_id = created["table"]
+    bots = [BotSession(url(server), make_player("greedy", s), name=f"b{s}", table=table_id) for s in range(2)]
+    table = server.lobby.tables[table_id]
+    dropped_at: list[int] = []
+
+    async def drop_seat_1_mid_game() -> None:
+        while len(table.history) < 50:
+            await trio.sleep(0.01)
+        conn = table.seats[1].conn
+        assert conn is not None
+        dropped_at.append(len(table.history))
+        conn.close("test: dropping a bot")
+
+    with trio.fail_after(600):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(bot.run)
+                await bot.joined.wait()
+            nursery.start_soon(drop_seat_1_mid_game)
+    assert dropped_at and dropped_at[0] < len(table.history) // 2
+    assert bots[1].reconnects == 1 and bots[0].reconnects == 0
+    assert bots[0].result == bots[1].result == table.history[-1][2].data["result"]
+    assert all(b.seat.last_seq == len(table.history) for b in bots)
+    # the resumed bot went on playing: it ended turns of its own after the drop
+    own_turns = [event for seq, _, event in table.history[dropped_at[0]:]
+                 if event.type == "turn_ended" and event.data["seat"] == 1 and event.data["reason"] == "ended"]
+    assert own_turns

@@ -1,0 +1,267 @@
+"""Connections over real sockets: dropping and resuming a seat, a client too slow to read, and every
+kind of bad message, each answered with its documented error code while the table plays on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+import trio
+from trio_websocket import ConnectionClosed
+
+from clients.players import make_player
+from protocol.codec import encode
+from tests.server.conftest import SHORT, RawClient, connect, create_table, join, play_seat
+
+POLICY_VIOLATION = 1008
+
+
+async def act(client: RawClient, table: str, **command: Any) -> dict[str, Any]:
+    return await client.request("act", table=table, command=command)
+
+
+async def until(predicate, step: float = 0.01) -> None:
+    with trio.fail_after(60):
+        while not predicate():
+            await trio.sleep(step)
+
+
+# ------------------------------------------------------------------ drop and resume
+
+
+async def test_dropped_bidder_resumes_mid_auction_gets_missed_events_and_wins(server, autojump_clock):
+    options = {**SHORT, "opening_ms": 60_000, "quiet_ms": 5000}
+    async with connect(server, "seller") as a, connect(server, "rival") as c:
+        table = await create_table(a, 3, seed=21, options=options)
+        await join(a, table)
+        async with connect(server, "bidder") as b:
+            token = (await join(b, table))["token"]
+            await join(c, table)
+            t = server.lobby.tables[table]
+            card = t.engine.hands[0][0]
+            assert (await act(a, table, type="auction", card=card, start_price=5))["type"] == "ok"
+            auction = (await b.event("auction_opened"))["event"]["auction"]["id"]
+            assert (await act(b, table, type="bid", auction=auction, amount=10))["type"] == "ok"
+            bid = await b.event("bid", seat=1)
+            last_seq = bid["seq"]
+            await b.drop()  # no close handshake: the TCP connection just goes
+            await until(lambda: t.seats[1].conn is None)
+        # while seat 1 is away the table goes on: another auction, a bid in it, a ready
+        card2 = t.engine.hands[0][0]
+        assert (await act(a, table, type="auction", card=card2, start_price=1))["type"] == "ok"
+        opened2 = await c.expect(lambda m: m["type"] == "event" and m["event"]["type"] == "auction_opened"
+                                 and m["event"]["auction"]["lot"] == [card2])
+        auction2 = opened2["event"]["auction"]["id"]
+        assert (await act(c, table, type="bid", auction=auction2, amount=3))["type"] == "ok"
+        assert (await act(c, table, type="ready"))["type"] == "ok"
+        await c.event("ready", seat=2)
+        missed = [m for m in c.events() if m["seq"] > last_seq]
+        assert [m["event"]["type"] for m in missed] == ["auction_opened", "bid", "ready"]
+        assert auction in [x["id"] for x in t.engine.view(None)["auctions"]]  # still open
+
+        async with connect(server, "bidder again") as b2:
+            wrong = await b2.request("resume", table=table, token=token[:-1] + "x", last_seq=last_seq)
+            assert wrong["type"] == "error" and wrong["code"] == "bad_token" and wrong["table"] == table
+            rid = b2.new_id()
+            await b2.send({"type": "resume", "id": rid, "table": table, "token": token, "last_seq": last_seq})
+            resumed = await b2.answer(rid)
+            assert resumed == {"type": "resumed", "re": rid, "table": table, "seat": 1}
+            replay = [await b2.next() for _ in missed]
+            assert replay == missed  # the same frames, in order
+            view = await b2.next()
+            assert view["type"] == "view" and view["seat"] == 1 and view["seq"] == missed[-1]["seq"]
+            assert "re" not in view
+            open_now = {x["id"]: x for x in view["view"]["auctions"]}
+            assert open_now[auction]["high_bidder"] == 1 and open_now[auction]["high"] == 10
+            assert any(cmd["type"] == "bid" and cmd["auction"] == auction2 for cmd in view["legal"])
+            # the resumed connection acts for the seat
+            assert (await act(b2, table, type="bid", auction=auction2, amount=4))["type"] == "ok"
+            # quiet time closes the first auction: the dropped bidder wins it and pays its bid
+            closed = await b2.event("auction_closed", auction=auction)
+            assert closed["event"]["outcome"] == "sold" and closed["event"]["winner"] == 1
+            assert closed["event"]["price"] == 10 and closed["event"]["reason"] == "quiet"
+            assert closed["time"] == bid["event"]["closes_at"]
+            assert t.engine.dollars[1] == 1000 - 10 and card in t.engine.hands[1]
+            assert b2.closed is None
+
+
+async def test_resume_with_wrong_token_is_bad_token_and_connection_stays_open(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "other") as other:
+        table = await create_table(a, 2, options=SHORT)
+        token = (await join(a, table))["token"]
+        for bad in ("nope", token.upper() if token.upper() != token else token + "x"):
+            reply = await other.request("resume", table=table, token=bad, last_seq=0)
+            assert reply["type"] == "error" and reply["code"] == "bad_token" and reply["table"] == table
+        reply = await other.request("resume", table="t999", token=token, last_seq=0)
+        assert reply["code"] == "no_such_table"
+        assert (await other.request("ping"))["type"] == "pong"
+        assert server.lobby.tables[table].seats[0].conn is not None  # the seat was not taken over
+
+
+async def test_resume_takes_the_seat_from_a_connection_still_open(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "a2") as a2:
+        table = await create_table(a, 2, options=SHORT)
+        token = (await join(a, table))["token"]
+        await join(b, table)
+        resumed = await a2.request("resume", table=table, token=token, last_seq=0)
+        assert resumed["type"] == "resumed" and resumed["seat"] == 0
+        replay = [await a2.next() for _ in range(1)]
+        assert replay[0]["type"] == "event" and replay[0]["seq"] == 1
+        old = await a.expect(lambda m: m["type"] == "error")
+        assert old["code"] == "not_seated"
+        assert (await act(a, table, type="ready"))["code"] == "not_seated"
+        assert (await act(a2, table, type="ready"))["type"] == "ok"
+
+
+# ------------------------------------------------------------------ a client that stops reading
+
+
+async def test_stalled_client_dropped_while_table_plays_on(start_server, autojump_clock):
+    server = await start_server(queue_size=8)
+    options = {**SHORT, "game_ms": 30_000}
+    async with connect(server, "s0") as c0, connect(server, "s2") as c2, \
+            connect(server, "stalled", pump=False) as stalled:
+        table = await create_table(c0, 3, seed=5, options=options)
+        await join(c0, table)
+        await stalled.send({"type": "join", "id": 1, "table": table, "name": "stalled"})
+        joined = await stalled.receive()  # the last frame it reads while the game is on
+        assert joined["type"] == "joined" and joined["seat"] == 1
+        t = server.lobby.tables[table]
+        dropped_at: list[int] = []
+        results: list[dict[str, Any]] = []
+
+        async def watch_drop() -> None:
+            await until(lambda: t.seats[1].conn is None, step=0.05)
+            dropped_at.append(len(t.history))
+
+        async def seat(client: RawClient, index: int) -> None:
+            results.append(await play_seat(client, index, make_player("greedy", index)))
+
+        with trio.fail_after(600):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watch_drop)
+                await join(c2, table)
+                nursery.start_soon(seat, c0, 0)
+                nursery.start_soon(seat, c2, 2)
+        # the server let go of the stalled seat early, and the others played the game to its end
+        assert dropped_at and dropped_at[0] < len(t.history) // 2
+        assert len(results) == 2 and results[0] == results[1] and t.state == "over"
+        for client in (c0, c2):
+            seqs = [m["seq"] for m in client.events()]
+            assert seqs == list(range(1, len(t.history) + 1))
+        assert t.engine.result()["turns"] > 3  # the stalled seat's turns timed out and play went on
+
+        # the stalled client finds its connection closed after the frames that were already on their way
+        read: list[dict[str, Any]] = []
+        with pytest.raises(ConnectionClosed), trio.fail_after(5):
+            while True:
+                read.append(await stalled.receive())
+        assert len(read) < len(t.history)
+        assert not [m for m in read if m["type"] == "event" and m["event"]["type"] == "result"]
+        last_seq = max((m["seq"] for m in read if m["type"] == "event"), default=0)
+        assert last_seq < dropped_at[0]
+
+    # it can take its seat back and catch up with everything it missed
+    async with connect(server, "stalled again") as again:
+        resumed = await again.request("resume", table=table, token=joined["token"], last_seq=last_seq)
+        assert resumed["type"] == "resumed" and resumed["seat"] == 1
+        caught_up = [await again.next() for _ in range(len(t.history) - last_seq)]
+        assert [m["seq"] for m in caught_up] == list(range(last_seq + 1, len(t.history) + 1))
+        assert caught_up[-1]["event"]["type"] == "result" and caught_up[-1]["event"]["result"] == results[0]
+        view = await again.next()
+        assert view["type"] == "view" and view["view"]["phase"] == "over" and view["legal"] == []
+
+
+# ------------------------------------------------------------------ bad messages
+
+OVERSIZED = msgpack.packb({"type": "ping", "pad": "x" * 4000, "more": ["y" * 4000] * 16})  # over 64 KiB
+FATAL_CASES = [
+    # (case, send hello first, frame, code, re of the error)
+    ("text frame", True, '{"type": "ping", "id": 3}', "malformed", None),
+    ("not msgpack", True, b"\xc1\xc1\xc1", "malformed", None),
+    ("truncated msgpack", True, b"\x82\xa4type", "malformed", None),
+    ("bytes after the map", True, encode({"type": "ping", "id": 3}) + b"\x00", "malformed", None),
+    ("not a map", True, msgpack.packb([1, 2, 3]), "malformed", None),
+    ("over max_frame_bytes", True, OVERSIZED, "too_large", None),
+    ("string over max_str_len", True, msgpack.packb({"type": "ping", "pad": "x" * 4097}), "too_large", None),
+    ("before hello", False, encode({"type": "tables", "id": 3}), "hello_required", 3),
+    ("unsupported version", False, encode({"type": "hello", "id": 3, "version": 2, "client": "x"}),
+     "version_unsupported", 3),
+]
+
+
+@pytest.mark.parametrize(("hello", "frame", "code", "re"), [c[1:] for c in FATAL_CASES],
+                         ids=[c[0] for c in FATAL_CASES])
+async def test_fatal_protocol_error_answered_then_connection_closed(server, autojump_clock, hello, frame, code, re):
+    assert len(OVERSIZED) > 65536
+    async with connect(server, "bad", hello=hello) as client:
+        await client.send_raw(frame)
+        error = await client.expect(lambda m: m["type"] == "error")
+        assert error["code"] == code and error["message"] and error.get("re") == re
+        closed = await client.wait_closed()
+        assert closed.code == POLICY_VIOLATION
+        assert [m["type"] for m in client.frames] == (["welcome"] if hello else []) + ["error"]
+
+
+async def test_bad_messages_refused_with_their_codes_while_table_plays_on(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "outsider") as outsider:
+        table = await create_table(a, 2, seed=4, options={**SHORT, "turn_ms": 60_000})
+        await join(a, table)
+        await join(b, table)
+        assert (await act(a, table, type="ready"))["type"] == "ok"
+        assert (await act(b, table, type="ready"))["type"] == "ok"
+        await b.event("turn_started", seat=0, turn=1)
+
+        async def refused(client: RawClient, message: dict[str, Any], code: str) -> dict[str, Any]:
+            rid = client.new_id()
+            await client.send({**message, "id": rid})
+            reply = await client.answer(rid)
+            assert reply["type"] == "error" and reply["code"] == code, reply
+            return reply
+
+        assert "dance" in (await refused(a, {"type": "dance"}, "unknown_type"))["message"]
+        assert (await refused(a, {"type": "ping", "colour": "red"}, "unknown_field"))["message"].startswith("colour")
+        assert (await refused(a, {"type": "view", "table": 5}, "bad_field"))["message"].startswith("table")
+        assert (await refused(a, {"type": "join", "name": "x"}, "missing_field"))["message"].startswith("table")
+        assert (await refused(a, {"type": "act", "table": table, "command": {"type": "fly"}},
+                              "unknown_command"))["table"] == table
+        reply = await refused(a, {"type": "act", "table": table, "command": {"type": "end_turn", "now": True}},
+                              "unknown_field")
+        assert reply["message"].startswith("command.now")
+        reply = await refused(a, {"type": "act", "table": table,
+                                  "command": {"type": "auction_drawn", "start_price": "free"}}, "bad_field")
+        assert reply["message"].startswith("command.start_price")
+        reply = await refused(b, {"type": "act", "table": table, "command": {"type": "end_turn"}}, "illegal_action")
+        assert reply["reason"] == "not_your_turn" and reply["table"] == table
+        reply = await refused(outsider, {"type": "act", "table": table, "command": {"type": "end_turn"}}, "not_seated")
+        assert reply["table"] == table
+        await refused(a, {"type": "act", "table": "t404", "command": {"type": "end_turn"}}, "no_such_table")
+        assert (await refused(a, {"type": "hello", "version": 1, "client": "again"}, "hello_required"))
+        # a message without an id is answered without re
+        await a.send({"type": "dance"})
+        anonymous = await a.expect(lambda m: m["type"] == "error")
+        assert anonymous["code"] == "unknown_type" and "re" not in anonymous
+        # meanwhile another connection breaks the framing and is thrown out
+        async with connect(server, "vandal") as vandal:
+            await vandal.send_raw("not binary")
+            assert (await vandal.wait_closed()).code == POLICY_VIOLATION
+
+        # nothing of that closed the players' connections or changed the game
+        assert a.closed is None and b.closed is None and outsider.closed is None
+        t = server.lobby.tables[table]
+        assert t.rejected == 1 and t.engine.turn == 1 and t.engine.current == 0
+        seen = len(b.events())
+        # a later valid command works, and the other seat gets its events
+        view = (await a.request("view", table=table))
+        legal = {c["type"]: c for c in view["legal"]}
+        command = ({"type": "pair", "resource": legal["pair"]["resource"]} if "pair" in legal
+                   else {"type": "auction_drawn", "start_price": 0})
+        assert (await act(a, table, **command))["type"] == "ok"
+        follow = await b.expect(lambda m: m["type"] == "event" and m["event"]["type"] in ("card_placed",
+                                                                                           "auction_opened"))
+        assert follow["seq"] > seen
+        before = list(t.engine.dollars)
+        assert (await act(b, table, type="give", to=0, amount=1))["type"] == "ok"
+        await a.event("gift", seat=1, to=0, amount=1)
+        assert t.engine.dollars == [before[0] + 1, before[1] - 1]

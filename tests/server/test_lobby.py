@@ -1,0 +1,133 @@
+"""The lobby over real sockets: listing, creating, joining, watching and leaving tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.server.conftest import SHORT, connect, create_table, join
+
+
+async def test_welcome_names_games_and_limits(server):
+    async with connect(server, "hello") as client:
+        welcome = client.frames[0]
+        assert welcome["version"] == 1 and welcome["games"] == ["parsimonia"]
+        assert welcome["limits"]["max_frame_bytes"] == server.config.limits.max_frame_bytes
+        assert isinstance(welcome["server_time"], int) and welcome["server_time"] >= 0
+        pong = await client.request("ping")
+        assert pong["type"] == "pong" and pong["server_time"] >= welcome["server_time"]
+
+
+async def test_tables_lists_every_table_with_seats_state_and_spectators(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "fan") as fan:
+        assert (await a.request("tables"))["tables"] == []
+        t1 = await create_table(a, 2, options=SHORT)
+        t2 = await create_table(a, 4)
+        assert t1 != t2
+        await join(a, t1)
+        assert (await fan.request("watch", table=t2))["type"] == "watching"
+        listing = await b.request("tables")
+        assert listing["type"] == "tables"
+        assert listing["tables"] == [
+            {"table": t1, "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0},
+            {"table": t2, "game": "parsimonia", "seats": 4, "taken": 0, "state": "waiting", "spectators": 1},
+        ]
+        await join(b, t1)
+        await b.event("game_started")
+        (first,) = [t for t in (await fan.request("tables"))["tables"] if t["table"] == t1]
+        assert first["taken"] == 2 and first["state"] == "running"
+
+
+async def test_create_refuses_unknown_game_bad_seat_counts_and_bad_options(server):
+    async with connect(server, "creator") as client:
+        cases = [
+            ({"game": "chess", "seats": 2}, "no_such_game"),
+            ({"game": "parsimonia", "seats": 7}, "bad_field"),  # Parsimonia takes 2 to 6
+            ({"game": "parsimonia", "seats": 1}, "bad_field"),
+            ({"game": "parsimonia", "seats": 17}, "bad_field"),  # over the protocol's 16
+            ({"game": "parsimonia", "seats": 2, "options": {"turn_ms": 0}}, "bad_field"),
+            ({"game": "parsimonia", "seats": 2, "options": {"turn_ms": "soon"}}, "bad_field"),
+            ({"game": "parsimonia", "seats": 2, "options": {"overtime": 1}}, "bad_field"),
+            ({"game": "parsimonia", "seats": 6, "options": {"bank": 100}}, "bad_field"),  # cannot pay 6 players
+            ({"game": "parsimonia", "seats": 2, "time_scale": 0}, "bad_field"),
+            ({"game": "parsimonia", "seats": 2, "seed": -1}, "bad_field"),
+            ({"game": "parsimonia"}, "missing_field"),
+        ]
+        for fields, code in cases:
+            reply = await client.request("create", **fields)
+            assert reply["type"] == "error" and reply["code"] == code, (fields, reply)
+        assert (await client.request("tables"))["tables"] == []  # none of them made a table
+        assert client.closed is None
+        ok = await client.request("create", game="parsimonia", seats=6, seed=1, time_scale=60, options={"turn_ms": 1})
+        assert ok["type"] == "created"
+
+
+async def test_join_full_table_is_table_full_and_join_twice_is_already_seated(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "late") as late:
+        table = await create_table(a, 2, options=SHORT)
+        first = await join(a, table)
+        assert first["seat"] == 0 and first["table"] == table and first["token"]
+        again = await a.request("join", table=table, name="a again")
+        assert again["type"] == "error" and again["code"] == "already_seated" and again["table"] == table
+        second = await join(b, table)
+        assert second["seat"] == 1 and second["token"] != first["token"]
+        full = await late.request("join", table=table, name="late")
+        assert full["type"] == "error" and full["code"] == "table_full"
+        missing = await late.request("join", table="t404", name="late")
+        assert missing["code"] == "no_such_table"
+        # the late connection may still watch
+        assert (await late.request("watch", table=table))["type"] == "watching"
+        view = await late.view()
+        assert view["seat"] is None and view["legal"] == []
+
+
+async def test_leave_before_start_frees_the_seat_and_others_keep_theirs(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "c") as c, \
+            connect(server, "d") as d:
+        table = await create_table(a, 3, options=SHORT)
+        assert (await join(a, table))["seat"] == 0
+        assert (await join(b, table))["seat"] == 1
+        left = await a.request("leave", table=table)
+        assert left == {"type": "left", "re": left["re"], "table": table}
+        (entry,) = (await d.request("tables"))["tables"]
+        assert entry["taken"] == 1 and entry["state"] == "waiting"
+        not_seated = await a.request("leave", table=table)
+        assert not_seated["code"] == "not_seated"
+        # the freed seat is taken by the next player; b keeps the seat `joined` gave it
+        assert (await join(c, table))["seat"] == 0
+        assert (await join(d, table))["seat"] == 2
+        started = await b.event("game_started")
+        assert started["event"]["seats"] == [{"seat": 0, "name": "c"}, {"seat": 1, "name": "b"},
+                                             {"seat": 2, "name": "d"}]
+        view = await b.view(lambda m: m["seq"] >= 1)
+        assert view["seat"] == 1 and view["view"]["seat"] == 1
+        # a, who left, gets nothing of the game and cannot act in it
+        assert not a.events()
+        assert (await a.request("act", table=table, command={"type": "ready"}))["code"] == "not_seated"
+
+
+async def test_leave_mid_game_only_stops_pushes_and_the_seat_plays_on(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = await create_table(a, 2, options=SHORT)
+        token = (await join(a, table))["token"]
+        await join(b, table)
+        await a.event("game_started")
+        assert (await a.request("leave", table=table))["type"] == "left"
+        seen = len(a.events())
+        assert (await b.request("act", table=table, command={"type": "ready"}))["type"] == "ok"
+        await b.event("ready", seat=1)
+        assert (await a.request("ping"))["type"] == "pong"
+        assert len(a.events()) == seen  # no more pushes
+        (entry,) = (await b.request("tables"))["tables"]
+        assert entry["taken"] == 2 and entry["state"] == "running"
+        resumed = await a.request("resume", table=table, token=token, last_seq=seen)
+        assert resumed["type"] == "resumed" and resumed["seat"] == 0
+        missed = await a.event("ready", seat=1)
+        assert missed["seq"] == seen + 1
+
+
+@pytest.mark.parametrize("kind", ["watch", "leave", "view", "resume", "act"])
+async def test_table_requests_for_a_missing_table_are_no_such_table(server, kind):
+    fields = {"resume": {"token": "x", "last_seq": 0}, "act": {"command": {"type": "ready"}}}.get(kind, {})
+    async with connect(server, "lost") as client:
+        reply = await client.request(kind, table="t42", **fields)
+        assert reply["type"] == "error" and reply["code"] == "no_such_table"

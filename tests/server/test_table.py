@@ -1,0 +1,321 @@
+"""A table over real sockets: whole games, turn deadlines, auctions across turns and the opening, and
+hidden information checked frame by frame. Game time runs on trio's autojump clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from clients.players import make_player
+from clients.sdk import BotSession, request_once
+from tests.server.conftest import BANK, SHORT, RawClient, connect, create_table, join, play_seat, url, walk
+
+RESULT_KEYS = {"game", "seed", "players", "over", "reason", "winners", "dollars", "company_dollars", "turns",
+               "actions", "rejected", "game_ms", "digest"}
+
+
+async def act(client: RawClient, table: str, **command: Any) -> dict[str, Any]:
+    return await client.request("act", table=table, command=command)
+
+
+async def start_turns(table: str, *clients: RawClient) -> None:
+    """Every seat declares ready: the opening ends and seat 0's first turn starts."""
+    for client in clients:
+        assert (await act(client, table, type="ready"))["type"] == "ok"
+
+
+# ------------------------------------------------------------------ whole games
+
+
+async def test_full_game_of_reference_bots_ends_with_same_result_for_every_bot(server, autojump_clock):
+    created = await request_once(url(server), "create", game="parsimonia", seats=3, seed=11, options=SHORT)
+    table = created["table"]
+    kinds = ["greedy"] * 3  # (random players act on every view: under the autojump clock time would stand still)
+    bots = [BotSession(url(server), make_player(k, 100 + s), name=f"{k}-{s}", table=table)
+            for s, k in enumerate(kinds)]
+    with trio.fail_after(10 * 60):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(bot.run)
+                await bot.joined.wait()  # one at a time: seat i is bots[i]
+    assert [b.seat.seat for b in bots] == [0, 1, 2]
+    result = bots[0].result
+    assert result is not None and set(result) == RESULT_KEYS
+    assert all(b.result == result for b in bots)
+    assert result["over"] and result["players"] == 3 and result["seed"] == 11
+    assert sum(result["dollars"]) + result["company_dollars"] == BANK
+    assert result["reason"] == "clock" and result["game_ms"] == SHORT["game_ms"]
+    assert result["actions"] > 0 and result["turns"] > 0
+    t = server.lobby.tables[table]
+    assert t.state == "over" and t.history[-1][2].type == "result"
+    assert result["digest"] == t.engine.digest()
+    # every bot saw the last event
+    assert all(b.seat.last_seq == len(t.history) for b in bots)
+
+
+# ------------------------------------------------------------------ turn deadlines
+
+
+async def test_turn_times_out_at_its_deadline_and_next_turn_starts(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = await create_table(a, 2, seed=3, options=SHORT)
+        await join(a, table)
+        await join(b, table)
+        await start_turns(table, a, b)
+        started = await a.event("turn_started", seat=0, turn=1)
+        deadline = started["event"]["deadline"]
+        assert deadline == started["event"]["at"] + SHORT["turn_ms"]
+        drawn = await a.event("card_drawn", seat=0)
+        # seat 0 never acts: at the deadline its turn ends by timeout, the undecided card is placed for it
+        ended = await a.event("turn_ended", seat=0, turn=1)
+        assert ended["event"]["reason"] == "timeout"
+        assert ended["event"]["at"] == deadline and ended["time"] == deadline
+        card = drawn["event"]["card"]
+        between = [m["event"] for m in a.events() if drawn["seq"] < m["seq"] < ended["seq"]]
+        placed = [(e["type"], e.get("tourist", e.get("card")), e.get("reason"), e.get("paid")) for e in between]
+        assert placed in ([("card_placed", card, "no_sale", 0)], [("card_aside", card, None, None)]), placed
+        nxt = await a.event("turn_started")
+        assert nxt["seq"] > ended["seq"]
+        assert nxt["event"]["seat"] == 1 and nxt["event"]["turn"] == 2
+        assert nxt["event"]["at"] == deadline and nxt["event"]["deadline"] == deadline + SHORT["turn_ms"]
+        # the other seat saw the same
+        b_ended = await b.event("turn_ended", seat=0, turn=1)
+        assert b_ended == ended
+        # and seat 1's own turn times out in its turn, too
+        ended2 = await b.event("turn_ended", seat=1, turn=2)
+        assert ended2["event"]["reason"] == "timeout" and ended2["time"] == deadline + SHORT["turn_ms"]
+
+
+async def test_next_turn_waits_for_auction_open_when_turn_ended(server, autojump_clock):
+    options = {**SHORT, "turn_ms": 2000, "quiet_ms": 5000}
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = await create_table(a, 2, seed=3, options=options)
+        await join(a, table)
+        await join(b, table)
+        await start_turns(table, a, b)
+        started = await a.event("turn_started", seat=0, turn=1)
+        assert (await act(a, table, type="auction_drawn", start_price=0))["type"] == "ok"
+        opened = await a.event("auction_opened")
+        auction = opened["event"]["auction"]
+        assert auction["seller"] == 0 and auction["closes_at"] == opened["time"] + 5000
+        ended = await a.event("turn_ended", seat=0, turn=1)
+        assert ended["event"]["reason"] == "timeout" and ended["time"] == started["event"]["deadline"]
+        after_end = await a.view(lambda m: m["seq"] == ended["seq"])
+        assert after_end["view"]["turn_over"] and after_end["view"]["phase"] == "turns"
+        assert [x["id"] for x in after_end["view"]["auctions"]] == [auction["id"]]
+        closed = await a.event("auction_closed", auction=auction["id"])
+        assert closed["event"]["reason"] == "quiet" and closed["event"]["outcome"] == "no_sale"
+        assert closed["time"] == auction["closes_at"]
+        nxt = await a.event("turn_started")
+        assert nxt["event"]["seat"] == 1 and nxt["event"]["turn"] == 2
+        assert nxt["seq"] > closed["seq"] > ended["seq"] and nxt["time"] == closed["time"]
+        assert not [m for m in a.events() if ended["seq"] < m["seq"] < closed["seq"]
+                    and m["event"]["type"] == "turn_started"]
+
+
+async def test_seller_closes_auction_after_own_turn_timed_out_and_next_turn_starts_then(server, autojump_clock):
+    options = {**SHORT, "turn_ms": 2000, "quiet_ms": 50_000}
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = await create_table(a, 2, seed=3, options=options)
+        await join(a, table)
+        await join(b, table)
+        await start_turns(table, a, b)
+        await a.event("turn_started", seat=0, turn=1)
+        await act(a, table, type="auction_drawn", start_price=0)
+        auction = (await a.event("auction_opened"))["event"]["auction"]
+        ended = await a.event("turn_ended", seat=0, turn=1)
+        await trio.sleep(1)
+        reply = await act(a, table, type="close", auction=auction["id"], winner=None)
+        assert reply["type"] == "ok"
+        closed = await a.event("auction_closed", auction=auction["id"])
+        assert closed["event"]["reason"] == "seller" and closed["time"] == ended["time"] + 1000
+        nxt = await a.event("turn_started", seat=1, turn=2)
+        assert nxt["time"] == closed["time"]
+
+
+# ------------------------------------------------------------------ the opening
+
+
+async def test_opening_runs_several_auctions_from_different_players_at_once(server, autojump_clock):
+    options = {**SHORT, "opening_ms": 10_000, "quiet_ms": 3000}
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "c") as c:
+        table = await create_table(a, 3, seed=9, options=options)
+        for client in (a, b, c):
+            await join(client, table)
+        view = (await a.request("view", table=table))["view"]
+        card_a = view["players"][0]["resources"][0][0]
+        card_b = view["players"][1]["resources"][0][0]
+        assert (await act(a, table, type="auction", card=card_a, start_price=5))["type"] == "ok"
+        assert (await act(b, table, type="auction", card=card_b, start_price=5))["type"] == "ok"
+        first = await c.event("auction_opened")
+        second = await c.event("auction_opened")
+        id_a, id_b = first["event"]["auction"]["id"], second["event"]["auction"]["id"]
+        assert first["event"]["auction"]["seller"] == 0 and second["event"]["auction"]["seller"] == 1
+        assert first["event"]["auction"]["lot"] == [card_a] and second["event"]["auction"]["lot"] == [card_b]
+        both = await c.view(lambda m: m["seq"] == second["seq"])
+        assert both["view"]["phase"] == "opening"
+        assert sorted(x["id"] for x in both["view"]["auctions"]) == sorted([id_a, id_b])
+        # bids cross: seat 1 and seat 2 in seat 0's auction, seat 0 in seat 1's
+        assert (await act(b, table, type="bid", auction=id_a, amount=10))["type"] == "ok"
+        assert (await act(c, table, type="bid", auction=id_a, amount=11))["type"] == "ok"
+        assert (await act(a, table, type="bid", auction=id_b, amount=12))["type"] == "ok"
+        # the seller picks a bidder other than the highest: seat 1 pays its own bid
+        assert (await act(a, table, type="close", auction=id_a, winner=1))["type"] == "ok"
+        closed_a = await c.event("auction_closed", auction=id_a)
+        assert closed_a["event"]["outcome"] == "sold" and closed_a["event"]["winner"] == 1
+        assert closed_a["event"]["price"] == 10 and closed_a["event"]["reason"] == "seller"
+        closed_b = await c.event("auction_closed", auction=id_b)
+        (bid_b,) = [m for m in c.events() if m["event"]["type"] == "bid" and m["event"]["auction"] == id_b]
+        assert bid_b["event"]["seat"] == 0 and bid_b["event"]["closes_at"] == bid_b["time"] + 3000
+        assert closed_b["event"]["reason"] == "quiet" and closed_b["event"]["winner"] == 0
+        assert closed_b["event"]["price"] == 12 and closed_b["time"] == bid_b["event"]["closes_at"]
+        # both were open together: two openings before any close
+        kinds = [m["event"]["type"] for m in c.events() if m["event"]["type"] in ("auction_opened", "auction_closed")]
+        assert kinds[:2] == ["auction_opened", "auction_opened"]
+        final = (await c.request("view", table=table))["view"]
+        assert [p["dollars"] for p in final["players"]] == [1000 + 10 - 12, 1000 - 10 + 12, 1000]
+        assert card_a in [r for r, _ in final["players"][1]["resources"]]
+        assert card_b in [r for r, _ in final["players"][0]["resources"]]
+        assert final["auctions"] == [] and final["phase"] == "opening"
+        # the opening ends by its deadline and the first turn follows
+        ended = await c.event("opening_ended")
+        game_started = c.events()[0]
+        assert game_started["event"]["type"] == "game_started"
+        assert ended["event"]["reason"] == "deadline" and ended["time"] == game_started["time"] + 10_000
+        await c.event("turn_started", seat=0, turn=1)
+
+
+# ------------------------------------------------------------------ hidden information
+
+VIEW_KEYS = {"game", "seat", "now", "phase", "turn", "current", "step", "turn_over", "deadlines", "config", "cards",
+             "players", "drawn", "company", "deck_count", "aside_count", "auctions", "result"}
+EVENT_FIELDS = {
+    "game_started": {"seats", "seed"},
+    "opening_ended": {"reason", "open_auctions"},
+    "turn_started": {"seat", "turn", "deadline"},
+    "deck_reshuffled": {"count"},
+    "card_drawn": {"seat", "card"},
+    "no_card_drawn": {"seat"},
+    "auction_opened": {"auction"},
+    "bid": {"auction", "seat", "amount", "closes_at"},
+    "auction_closed": {"auction", "outcome", "winner", "price", "reason"},
+    "card_placed": {"seat", "resource", "tourist", "reason", "profit", "paid"},
+    "card_aside": {"seat", "card"},
+    "tourists_cleared": {"seat", "cards"},
+    "turn_ended": {"seat", "turn", "reason"},
+    "gift": {"seat", "to", "amount"},
+    "ready": {"seat"},
+    "end_vote": {"seat", "agree"},
+    "player_quit": {"seat", "dollars", "cards"},
+    "game_ended": {"reason", "dollars", "winners"},
+    "result": {"result"},
+}
+TURN_ONLY = {"pair", "auction_drawn", "place", "company_auction", "end_turn"}
+
+
+def _int_lists(frame: dict[str, Any]) -> list[list[int]]:
+    return [v for v in walk(frame) if isinstance(v, list) and v and all(type(x) is int for x in v)]
+
+
+def _contains_run(haystack: list[int], needle: tuple[int, ...]) -> bool:
+    n = len(needle)
+    return any(tuple(haystack[i:i + n]) == needle for i in range(len(haystack) - n + 1))
+
+
+async def test_hidden_information_frame_by_frame_for_spectator_and_every_seat(server, autojump_clock):
+    seats = 3
+    options = {**SHORT, "game_ms": 25_000}
+    decks: set[tuple[int, ...]] = set()  # every order of the tourists deck seen at a sampled point
+
+    def sample(table_id: str) -> None:
+        engine = server.lobby.tables[table_id].engine
+        if engine is not None:
+            decks.add(tuple(engine.deck))
+
+    async with connect(server, "spectator") as spectator:
+        table = await create_table(spectator, seats, seed=77, options=options)
+        assert (await spectator.request("watch", table=table))["type"] == "watching"
+        waiting = await spectator.view()
+        assert waiting["seat"] is None and waiting["legal"] == [] and waiting["seq"] == 0
+        async with connect(server, "s0") as c0, connect(server, "s1") as c1, connect(server, "s2") as c2:
+            clients = [c0, c1, c2]
+            tokens = []
+            for s, client in enumerate(clients):
+                joined = await join(client, table)
+                assert joined["seat"] == s
+                tokens.append(joined["token"])
+            results: list[dict[str, Any]] = []
+
+            async def seat_task(s: int) -> None:
+                results.append(await play_seat(clients[s], s, make_player("greedy", s)))
+
+            async def sampler() -> None:
+                while True:  # sample the engine after every frame the spectator gets
+                    msg = await spectator.next()
+                    sample(table)
+                    if msg["type"] == "event" and msg["event"].get("type") == "result":
+                        return
+
+            with trio.fail_after(10 * 60):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(sampler)
+                    for s in range(seats):
+                        nursery.start_soon(seat_task, s)
+            sample(table)
+
+    t = server.lobby.tables[table]
+    engine = t.engine
+    assert t.state == "over" and len(results) == seats and all(r == results[0] for r in results)
+    final_deck, final_aside = tuple(engine.deck), tuple(engine.aside)
+    secret_orders = {d for d in decks | {final_deck} if len(d) >= 6}
+    assert secret_orders, "the sampled decks are too short to check"
+    history = len(t.history)
+    streams = {"spectator": (spectator, None)} | {f"seat {s}": (clients[s], s) for s in range(seats)}
+    reference_events = [m["event"] for m in spectator.events()]
+    for name, (client, seat) in streams.items():
+        others = [tok for i, tok in enumerate(tokens) if i != seat]
+        last_seq = 0
+        seqs = []
+        for frame in client.frames:
+            # 1. no tourists-deck order, as a whole list or inside one, forwards or backwards
+            for values in _int_lists(frame):
+                for order in secret_orders:
+                    if len(values) >= len(order):
+                        assert not _contains_run(values, order), f"{name}: deck order in {frame['type']}"
+                        assert not _contains_run(values, order[::-1]), f"{name}: deck order in {frame['type']}"
+            # 2. no other seat's token anywhere
+            strings = [v for v in walk(frame) if isinstance(v, str)]
+            assert not any(tok in s for tok in others for s in strings), f"{name} got another seat's token"
+            if frame["type"] == "event":
+                seqs.append(frame["seq"])
+                last_seq = frame["seq"]
+                event = frame["event"]
+                assert event.get("type") in EVENT_FIELDS, f"{name}: an event SPEC.md does not list: {event}"
+                assert set(event) == {"type", "at"} | EVENT_FIELDS[event["type"]], event
+            elif frame["type"] == "view":
+                assert frame["seq"] == last_seq, f"{name}: a view's seq is not the last event's"
+                view, legal = frame["view"], frame["legal"]
+                if view.get("phase") == "waiting":
+                    assert frame["seat"] == seat and legal == []
+                    continue
+                # 3. views carry only sizes of the deck and the aside pile
+                assert set(view) == VIEW_KEYS, set(view) ^ VIEW_KEYS
+                assert isinstance(view["deck_count"], int) and isinstance(view["aside_count"], int)
+                assert [c[0] for c in view["cards"]] == sorted(c[0] for c in view["cards"])
+                assert frame["seat"] == seat and view["seat"] == seat
+                if seat is None:
+                    assert legal == [], f"{name}: a spectator view with legal commands"
+                elif {c["type"] for c in legal} & TURN_ONLY:
+                    assert view["current"] == seat and view["phase"] == "turns"
+        # 4. seq: every number from 1, no gap, none twice
+        assert seqs == list(range(1, history + 1)), f"{name}: seq gaps or repeats"
+        # 5. every Parsimonia event is public: every connection got the same events
+        assert [m["event"] for m in client.events()] == reference_events
+        # 6. the last view of every connection shows the final sizes, not the cards
+        last_view = [m for m in client.frames if m["type"] == "view"][-1]["view"]
+        assert last_view["deck_count"] == len(final_deck) and last_view["aside_count"] == len(final_aside)
+    # 7. only a seat's own connection ever got its token, in `joined`
+    for s, client in enumerate(clients):
+        holders = [m for m in client.frames if any(v == tokens[s] for v in walk(m))]
+        assert [m["type"] for m in holders] == ["joined"]
