@@ -26,7 +26,9 @@ ERROR_CODES: dict[str, str] = {
     "already_seated": "This connection already holds a seat at that table.",
     "not_seated": "This connection holds no seat at that table.",
     "bad_token": "The resume token does not match that table.",
-    "rate_limited": "Too many messages; slow down.",
+    "rate_limited": "Too many messages or bytes, or too many tables created; slow down. Closes after repeated "
+    "offences in a row.",
+    "forbidden": "An admin request without the right admin token, or a create that needs one.",
     "illegal_action": "The game's rules refused a well-formed command; reason gives the game's own code.",
     "internal": "The server failed while handling the message.",
 }

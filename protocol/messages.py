@@ -25,6 +25,17 @@ TABLE = Str(64, min_len=1)
 GAME = Str(32, min_len=1)
 SEAT = Int(0, MAX_SEATS - 1)
 MILLIS = Int(0, 2**63 - 1)
+ADMIN_TOKEN = Str(256, min_len=1)
+ADMIN_ACTIONS = ("pause", "resume", "close", "kick", "connections")
+CONNECTION_SUMMARY = Record(
+    {
+        "conn": Int(1, 2**62),
+        "peer": Str(128),
+        "client": Str(64),
+        "tables": List(TABLE, 1024),
+        "seats": List(Record({"table": TABLE, "seat": SEAT}), 1024),
+    }
+)
 
 
 def _request(required: dict[str, Any] | None = None, optional: dict[str, Any] | None = None) -> Record:
@@ -36,7 +47,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
     "tables": _request(),
     "create": _request(
         {"game": GAME, "seats": Int(1, MAX_SEATS)},
-        {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32)},
+        {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32), "admin": ADMIN_TOKEN},
     ),
     "join": _request({"table": TABLE, "name": Str(64, min_len=1)}, {"views": Bool()}),
     "watch": _request({"table": TABLE}, {"views": Bool()}),
@@ -47,6 +58,9 @@ CLIENT_MESSAGES: dict[str, Record] = {
     "act": _request({"table": TABLE, "command": AnyMap(32)}),
     "view": _request({"table": TABLE}),
     "ping": _request(),
+    "admin": _request(
+        {"token": ADMIN_TOKEN, "action": Enum(ADMIN_ACTIONS)}, {"table": TABLE, "conn": Int(1, 2**62)}
+    ),
 }
 
 
@@ -81,6 +95,7 @@ SERVER_REPLIES: dict[str, Record] = {
     "left": _reply({"table": TABLE}),
     "resumed": _reply({"table": TABLE, "seat": SEAT}),
     "ok": _reply(),
+    "connections": _reply({"connections": List(CONNECTION_SUMMARY, 100_000)}),
     "pong": _reply({"server_time": MILLIS}),
 }
 

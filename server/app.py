@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hmac
+from collections import Counter
 from dataclasses import dataclass, field
 
 import trio
@@ -11,6 +13,7 @@ from protocol.codec import Limits
 from server import logs
 from server.clock import ServerClock, keep_heartbeat
 from server.connection import Connection
+from server.limits import ClientLimits
 from server.lobby import Lobby
 from server.storage import DataDir
 
@@ -26,8 +29,9 @@ class ServerConfig:
     port: int = 8765
     limits: Limits = field(default_factory=Limits)
     queue_size: int = 256  # frames queued for one client before it counts as too slow
-    hello_timeout_s: float = 10.0
+    client: ClientLimits = field(default_factory=ClientLimits)
     max_tables: int = 10_000
+    admin_token: str | None = field(default=None, repr=False)  # never logged
     data_dir: str | None = None  # None: tables live in memory only
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
 
@@ -37,7 +41,13 @@ class Server:
         self.config = config
         self.lobby: Lobby | None = None
         self.port: int | None = None
+        self.connections: dict[int, Connection] = {}
+        self._per_ip: Counter[str] = Counter()
         self.log = logs.get()
+
+    def is_admin(self, token: str | None) -> bool:
+        admin = self.config.admin_token
+        return admin is not None and token is not None and hmac.compare_digest(admin.encode(), token.encode())
 
     async def run(self, *, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
@@ -62,6 +72,21 @@ class Server:
             task_status.started(self)
 
     async def _handle(self, request: WebSocketRequest) -> None:
+        remote = request.remote
+        ip = getattr(remote, "address", str(remote))
+        if self._per_ip[ip] >= self.config.client.connections_per_ip:
+            self.log.warning("connection_refused", peer=ip, why="too many connections from this address")
+            await request.reject(429, body=b"too many connections from this address\n")
+            return
         ws = await request.accept()
         assert self.lobby is not None
-        await Connection(ws, self.lobby, self.config.limits, self.config.queue_size, self.config.hello_timeout_s).serve()
+        conn = Connection(ws, self)
+        self.connections[conn.id] = conn
+        self._per_ip[ip] += 1
+        try:
+            await conn.serve()
+        finally:
+            del self.connections[conn.id]
+            self._per_ip[ip] -= 1
+            if not self._per_ip[ip]:
+                del self._per_ip[ip]

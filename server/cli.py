@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from typing import Sequence
 
 from clients.players import PLAYERS
+from server.limits import ClientLimits
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -40,6 +42,11 @@ def _serve(args: argparse.Namespace) -> int:
     from server.app import Server, ServerConfig
 
     logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
+    try:
+        admin_token = _admin_token(args.admin_token_file)
+    except (OSError, ValueError) as exc:
+        print(f"parsimonia serve: {exc}", file=sys.stderr)
+        return 2
     url = f"ws://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
     print(
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
@@ -50,11 +57,36 @@ def _serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        data_dir = None if args.sync == "off" else args.data
-        trio.run(Server(ServerConfig(host=args.host, port=args.port, data_dir=data_dir, sync=args.sync)).run)
+        config = ServerConfig(
+            host=args.host,
+            port=args.port,
+            data_dir=None if args.sync == "off" else args.data,
+            sync=args.sync,
+            admin_token=admin_token,
+            client=ClientLimits(
+                messages_per_s=args.max_messages_per_s,
+                bytes_per_s=args.max_bytes_per_s,
+                connections_per_ip=args.max_connections_per_ip,
+                tables_per_client=args.max_tables_per_client,
+            ),
+        )
+        trio.run(Server(config).run)
     except* KeyboardInterrupt:  # trio may deliver Ctrl-C wrapped in an exception group
         pass
     return 0
+
+
+def _admin_token(path: str | None) -> str | None:
+    """The organiser's token: from a file (first line) or PARSIMONIA_ADMIN_TOKEN; never from the command
+    line, where other users of the machine could read it."""
+    if path:
+        with open(path, encoding="utf-8") as f:
+            token = f.readline().strip()
+    else:
+        token = os.environ.get("PARSIMONIA_ADMIN_TOKEN", "").strip()
+    if token and len(token) < 16:
+        raise ValueError("the admin token must be at least 16 characters")
+    return token or None
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -130,6 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="when a command counts as durable: after fsync (default; group commit), after write "
              "(survives a crash of the server, not of the machine), or off (no journal, nothing survives)",
     )
+    serve.add_argument("--admin-token-file", help="file whose first line is the organiser's admin token "
+                       "(default: $PARSIMONIA_ADMIN_TOKEN; none: admin requests are refused, anyone may create tables)")
+    limits = ClientLimits()
+    serve.add_argument("--max-messages-per-s", type=float, default=limits.messages_per_s)
+    serve.add_argument("--max-bytes-per-s", type=float, default=limits.bytes_per_s)
+    serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip)
+    serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client)
     serve.set_defaults(run=_serve)
 
     bot = sub.add_parser("bot", help="seat a reference bot at a table over the network")

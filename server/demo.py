@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import trio
@@ -17,7 +18,9 @@ DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
 
 
 async def play(url: str, players: int, seed: int, time_scale: float, kind: str) -> dict[str, Any]:
-    created = await request_once(url, "create", game="parsimonia", seats=players, seed=seed, time_scale=time_scale)
+    admin = {"admin": os.environ["PARSIMONIA_ADMIN_TOKEN"]} if os.environ.get("PARSIMONIA_ADMIN_TOKEN") else {}
+    created = await request_once(url, "create", game="parsimonia", seats=players, seed=seed, time_scale=time_scale,
+                                 **admin)
     kinds = player_kinds(players, kind)
     bots = [BotSession(url, make_player(k, seed * 1009 + s), name=f"{k}-{s}", table=created["table"])
             for s, k in enumerate(kinds)]

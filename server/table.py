@@ -57,7 +57,7 @@ class Seat:
 
 @dataclass
 class Request:
-    kind: str  # join / watch / leave / resume / act / view / pause / resume_clocks
+    kind: str  # join / watch / leave / resume / act / view, or pause_clocks / resume_clocks / close_table
     conn: "Connection"
     msg: dict[str, Any]
 
@@ -112,6 +112,7 @@ class Table:
             "tick": lambda r: table._do_tick(r["at"]),
             "pause": lambda r: table._do_pause(r["at"]),
             "resume": lambda r: table._do_resume_clocks(r["at"]),
+            "close": lambda r: table._do_close(r["at"]),
         }
         for n, record in enumerate(records[1:], start=2):
             kind = record["k"]
@@ -173,7 +174,7 @@ class Table:
             self._release()
 
     def _next_deadline(self) -> int | None:
-        if self.engine is None or self.paused_at is not None:
+        if self.engine is None or self.paused_at is not None or self.state == OVER:
             return None
         return self.engine.next_deadline()
 
@@ -231,7 +232,7 @@ class Table:
         self._send_view(conn, None, now)
 
     def _on_leave(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
-        seat = self._seat_of(conn)
+        seat = self.seat_of(conn)
         if seat is None and conn not in self.spectators:
             raise ProtocolError("not_seated", "this connection neither holds a seat nor watches here")
         self.spectators.pop(conn, None)
@@ -259,15 +260,17 @@ class Table:
         self._send_view(conn, seat.index, now)
 
     def _on_view(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
-        seat = self._seat_of(conn)
+        seat = self.seat_of(conn)
         if seat is None and conn not in self.spectators:
             raise ProtocolError("not_seated", "join, resume or watch this table first")
         self._send_view(conn, seat.index if seat else None, now, msg.get("id"))
 
     def _on_act(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
-        seat = self._seat_of(conn)
+        seat = self.seat_of(conn)
         if seat is None:
             raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
+        if self.state == OVER:
+            raise ProtocolError("illegal_action", "the game has ended", reason="game_over")
         if self.engine is None:
             raise ProtocolError("illegal_action", "the game has not started", reason="not_started")
         if self.paused_at is not None:
@@ -281,6 +284,26 @@ class Table:
             self.rejected += 1
             raise ProtocolError("illegal_action", exc.message, reason=exc.code) from None
         self._outbox.insert(mark, (conn, messages.reply("ok", msg.get("id"))))  # before the events it caused
+
+    # ------------------------------------------------------------------ the organiser's requests
+
+    def _on_pause_clocks(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
+        if self.state != RUNNING or self.paused_at is not None:
+            raise ProtocolError("bad_field", f"table: {self.id} is not running with its clocks going")
+        self._do_pause(now)
+        self._send(conn, messages.reply("ok", msg.get("id")))
+
+    def _on_resume_clocks(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
+        if self.paused_at is None:
+            raise ProtocolError("bad_field", f"table: {self.id} is not paused")
+        self._do_resume_clocks(now)
+        self._send(conn, messages.reply("ok", msg.get("id")))
+
+    def _on_close_table(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
+        if self.state == OVER:
+            raise ProtocolError("bad_field", f"table: {self.id} has already ended")
+        self._do_close(now)
+        self._send(conn, messages.reply("ok", msg.get("id")))
 
     # ------------------------------------------------------------------ changes of state (journaled)
 
@@ -335,11 +358,26 @@ class Table:
         self._record({"k": "resume", "at": at})
         self._publish([Event("resumed", at, {"deadline": self.engine.next_deadline()})], at)
 
-    def _do_finish(self, at: int) -> None:
+    def _do_close(self, at: int) -> None:
+        """The organiser ends the table: a running game stops where it is, with no winner."""
+        self._record({"k": "close", "at": at})
+        self.log.info("table_closed_by_admin", state=self.state)
+        if self.engine is None:
+            self.engine = new_game(self.game_name, self.seat_count, self.seed, self.options, self.time_scale, at)
+            self.started_at = at
+        self._do_finish(at, closed=True)
+        for conn, seat in self._subscribers(views_only=True):
+            self._send_view(conn, seat, at)
+
+    def _do_finish(self, at: int, closed: bool = False) -> None:
         assert self.engine is not None
         self.state = OVER
+        self.paused_at = None
+        base = self.engine.result()
+        if closed:
+            base = {**base, "over": True, "reason": "closed", "winners": []}
         self.result = {
-            **self.engine.result(),
+            **base,
             "actions": self.actions,
             "rejected": self.rejected,
             "game_ms": at - self.started_at,
@@ -389,7 +427,7 @@ class Table:
 
     # ------------------------------------------------------------------ helpers
 
-    def _seat_of(self, conn: "Connection") -> Seat | None:
+    def seat_of(self, conn: "Connection") -> Seat | None:
         return next((s for s in self.seats if s.conn is conn), None)
 
     def _subscribers(self, views_only: bool = False) -> list[tuple["Connection", int | None]]:

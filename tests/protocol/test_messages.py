@@ -40,6 +40,7 @@ MINIMAL = {
     "act": {"table": "t1", "command": {"type": "pass"}},
     "view": {"table": "t1"},
     "ping": {},
+    "admin": {"token": "secret", "action": "connections"},
 }
 
 
