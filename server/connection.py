@@ -24,6 +24,7 @@ from server import logs
 from server.games import GAMES
 from server.limits import TokenBucket
 from server.table import REPLAY_LIMIT, Request
+from server.wsbatch import send_frames
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
 TABLE_ADMIN = {"pause": "pause_clocks", "resume": "resume_clocks", "close": "close_table"}
 REPLAY_ROOM = REPLAY_LIMIT + 2  # what a resume may queue at once: the reply, the missed events, a view
+WRITE_BATCH = 64  # frames a writer sends with one write, at most
 FLUSH_S = 2.0  # once reading is over, how long the last frames (e.g. a fatal error) may take to go out
 _ids = itertools.count(1)
 
@@ -113,8 +115,14 @@ class Connection:
         with self._sending:
             try:
                 async for frame in self._out_recv:
-                    await self.ws.send_message(frame)
-                    self._room = max(0, self._room - 1)
+                    batch = [frame]
+                    while len(batch) < WRITE_BATCH:
+                        try:
+                            batch.append(self._out_recv.receive_nowait())
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                    await send_frames(self.ws, batch)
+                    self._room = max(0, self._room - len(batch))
             except ConnectionClosed:
                 pass
         # the queue was closed (too slow, fatal error) or the peer went away
