@@ -234,6 +234,8 @@ class Parsimonia(Game):
         self._emit("gift", seat=seat, to=to, amount=amount)
 
     def _cmd_vote_end(self, seat: int, agree: bool) -> None:
+        if agree == (seat in self.end_votes):
+            raise IllegalAction("vote_unchanged", "that is already your vote")
         if agree:
             self.end_votes.add(seat)
         else:

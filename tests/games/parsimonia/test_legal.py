@@ -84,8 +84,6 @@ def check_agreement(g: Parsimonia) -> int:
                 trial.apply(seat, command, now)  # raises if the engine refuses a legal command
                 count += 1
         for command in candidates(g, seat):
-            if command["type"] == "vote_end" and command["agree"] == (seat in g.end_votes):
-                continue  # repeating one's standing vote: accepted as a no-op, see test below
             if any(matches(t, command) for t in templates):
                 copy.deepcopy(g).apply(seat, command, now)
             else:
@@ -252,16 +250,14 @@ def test_no_draw_step_offers_end_turn() -> None:
     check_agreement(t.g)
 
 
-def test_repeating_standing_vote_is_accepted_though_not_offered() -> None:
-    """Not in ``legal_actions`` (which offers only the change of vote), yet the engine accepts it and
-    nothing but the clock moves."""
+def test_repeating_standing_vote_refused() -> None:
+    """``legal_actions`` offers only the change of one's vote; repeating it is refused, state unchanged."""
     t = make_table(3)
     g = t.g
-    assert {"type": "vote_end", "agree": True} in g.legal_actions(0)
-    t.do(0, "vote_end", agree=False)
+    assert {"type": "vote_end", "agree": False} not in g.legal_actions(0)
+    t.refuse(0, "vote_unchanged", "vote_end", agree=False)
     t.do(1, "vote_end", agree=True)
-    before = g.snapshot()
-    t.do(1, "vote_end", agree=True)
-    assert g.snapshot() == before and g.end_votes == {1}
+    t.refuse(1, "vote_unchanged", "vote_end", agree=True)
+    assert g.end_votes == {1}
     assert {"type": "vote_end", "agree": False} in g.legal_actions(1)
     assert {"type": "vote_end", "agree": True} not in g.legal_actions(1)

@@ -375,8 +375,8 @@ class ParsimoniaMachine(RuleBasedStateMachine):
 
 TestParsimoniaMachine = ParsimoniaMachine.TestCase
 TestParsimoniaMachine.settings = settings(
-    max_examples=30,
-    stateful_step_count=70,
+    max_examples=25,
+    stateful_step_count=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -421,7 +421,7 @@ def test_random_and_reasoned_play_keeps_the_laws_and_ends(players, seed, kind, t
     check_log_replays_with_laws(sim, templates_every=10)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(players=st.integers(2, 6), seed=st.integers(0, 2**32), kind=st.sampled_from(["random", "greedy", "mix"]))
 def test_full_length_games_end_by_the_game_clock(players, seed, kind):
     # time_scale 1: the real two-hour game, played by the reference players, in simulated time
