@@ -57,6 +57,8 @@ class BotSession:
     game: str = "parsimonia"
     seats: int = 4
     create_options: dict[str, Any] = field(default_factory=dict)
+    token: str | None = None  # a seat already taken for us (e.g. by a tournament director): resume it
+    give_up_after_s: float = 600.0  # how long to keep reconnecting to a server that is gone
     seat: Seat | None = None
     result: dict[str, Any] | None = None
     actions: int = 0
@@ -65,16 +67,26 @@ class BotSession:
     _in_flight: int | None = None  # id of the command sent and not yet answered
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
+    def __post_init__(self) -> None:
+        if self.token is not None:
+            if self.table is None:
+                raise ValueError("a seat token goes with its table")
+            self.seat = Seat(self.table, -1, self.token)  # the seat number comes with `resumed`
+
     async def run(self) -> dict[str, Any]:
         """Play until the table reports its result; reconnect and resume on every drop."""
         failures = 0
+        lost_since: float | None = None
         while self.result is None:
             try:
                 async with open_websocket_url(self.url) as ws:
-                    failures = 0
+                    failures, lost_since = 0, None
                     await self._session(ws)
             except (ConnectionClosed, HandshakeError, OSError, trio.BrokenResourceError):
+                lost_since = trio.current_time() if lost_since is None else lost_since
                 if self.seat is None and failures >= len(RECONNECT_DELAYS_S):
+                    raise
+                if trio.current_time() - lost_since > self.give_up_after_s:
                     raise
             if self.result is None:
                 self.reconnects += 1
@@ -103,9 +115,11 @@ class BotSession:
             self.joined.set()
         else:
             self._in_flight = None  # an answer lost with the old connection never comes
-            await self._request(
+            resumed = await self._request(
                 ws, "resume", table=self.seat.table, token=self.seat.token, last_seq=self.seat.last_seq
             )
+            self.seat.seat = resumed["seat"]
+            self.joined.set()
         while self.result is None:
             await self._on_push(ws, decode(await ws.get_message()))
 

@@ -26,7 +26,8 @@ GAME = Str(32, min_len=1)
 SEAT = Int(0, MAX_SEATS - 1)
 MILLIS = Int(0, 2**63 - 1)
 ADMIN_TOKEN = Str(256, min_len=1)
-ADMIN_ACTIONS = ("pause", "resume", "close", "kick", "connections")
+ADMIN_ACTIONS = ("pause", "resume", "close", "kick", "connections", "publish")
+TOPIC = Str(64, min_len=1)
 CONNECTION_SUMMARY = Record(
     {
         "conn": Int(1, 2**62),
@@ -59,8 +60,10 @@ CLIENT_MESSAGES: dict[str, Record] = {
     "view": _request({"table": TABLE}),
     "ping": _request(),
     "admin": _request(
-        {"token": ADMIN_TOKEN, "action": Enum(ADMIN_ACTIONS)}, {"table": TABLE, "conn": Int(1, 2**62)}
+        {"token": ADMIN_TOKEN, "action": Enum(ADMIN_ACTIONS)},
+        {"table": TABLE, "conn": Int(1, 2**62), "topic": TOPIC, "data": AnyMap(256)},
     ),
+    "bulletin": _request({"topic": TOPIC}, {"follow": Bool()}),
 }
 
 
@@ -96,6 +99,7 @@ SERVER_REPLIES: dict[str, Record] = {
     "resumed": _reply({"table": TABLE, "seat": SEAT}),
     "ok": _reply(),
     "connections": _reply({"connections": List(CONNECTION_SUMMARY, 100_000)}),
+    "bulletin": _reply({"topic": TOPIC, "version": Int(0, 2**62), "data": Nullable(AnyMap(256))}),
     "pong": _reply({"server_time": MILLIS}),
 }
 

@@ -18,7 +18,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
     try:
         sim = simulate(args.players, args.seed, args.players_kind, time_scale=args.time_scale, deck_path=args.deck)
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:  # a bad table, or a deck file that is missing or malformed
         print(f"parsimonia simulate: {exc}", file=sys.stderr)
         return 2
     out = summary(sim)
@@ -97,7 +97,12 @@ def _bot(args: argparse.Namespace) -> int:
 
     player = make_player(args.kind, args.seed)
     name = args.name or f"{args.kind}-bot"
-    result = trio.run(lambda: run_bot(args.url, player, name=name, table=args.table, seats=args.seats))
+    token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
+    table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
+    if token and not table:
+        print("parsimonia bot: a seat token goes with --table", file=sys.stderr)
+        return 2
+    result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token))
     print(json.dumps(result, sort_keys=True))
     return 0
 
@@ -173,9 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bot = sub.add_parser("bot", help="seat a reference bot at a table over the network")
     bot.add_argument("kind", choices=list(PLAYERS))
-    bot.add_argument("--url", default="ws://127.0.0.1:8765")
+    bot.add_argument("--url", default=os.environ.get("PARSIMONIA_URL", "ws://127.0.0.1:8765"))
     bot.add_argument("--table", help="table id (default: the first waiting table, or a new one)")
     bot.add_argument("--seats", type=int, default=4, help="seats of a table the bot creates")
+    bot.add_argument("--token", help="take this seat (a token given by the organiser) instead of joining; "
+                     "default $PARSIMONIA_TOKEN, with the table from --table or $PARSIMONIA_TABLE")
     bot.add_argument("--name")
     bot.add_argument("--seed", type=int, default=0)
     bot.set_defaults(run=_bot)

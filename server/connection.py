@@ -58,6 +58,7 @@ class Connection:
         self._out, self._out_recv = trio.open_memory_channel[bytes](queue_size + REPLAY_ROOM)
         self._sending = trio.CancelScope()  # the writer's sends; cancelled to drop a client that stopped reading
         self.tables: set[str] = set()
+        self.topics: set[str] = set()  # bulletins this connection follows
         self.closed = False
         self.close_reason = ""
         self.log = logs.get(conn=self.id, peer=_peer(ws))
@@ -104,6 +105,8 @@ class Connection:
                 self._out.close()
                 nursery.cancel_scope.deadline = trio.current_time() + FLUSH_S
         finally:
+            for topic in self.topics:
+                self.lobby.followers.get(topic, set()).discard(self)
             for table_id in self.tables:
                 table = self.lobby.tables.get(table_id)
                 if table is not None:
@@ -221,6 +224,11 @@ class Connection:
                 self.send(messages.reply("tables", re, tables=self.lobby.summaries()[: messages.MAX_LISTED_TABLES]))
             elif kind == "admin":
                 self._admin(msg, re)
+            elif kind == "bulletin":
+                if msg.get("follow"):
+                    self.lobby.followers.setdefault(msg["topic"], set()).add(self)
+                    self.topics.add(msg["topic"])
+                self.send(self.lobby.bulletin(msg["topic"], re))
             elif kind == "create":
                 self._may_create(msg)
                 table = self.lobby.create(
@@ -255,6 +263,11 @@ class Connection:
         if action == "connections":
             listing = [c.summary() for c in self.server.connections.values()]
             self.send(messages.reply("connections", re, connections=listing))
+        elif action == "publish":
+            if "topic" not in msg or "data" not in msg:
+                raise ProtocolError("bad_field", "topic: publish needs a topic and its data")
+            self.lobby.publish(msg["topic"], msg["data"])
+            self.send(messages.reply("ok", re))
         elif action == "kick":
             target = self.server.connections.get(msg.get("conn", 0))
             if target is None:

@@ -7,6 +7,8 @@ from typing import Any
 
 import trio
 
+from protocol import messages
+from protocol.codec import encode
 from protocol.errors import ProtocolError
 from server import logs
 from server.clock import ServerClock
@@ -24,6 +26,8 @@ class Lobby:
         self.max_tables = max_tables
         self.data = data
         self.tables: dict[str, Table] = {}
+        self.bulletins: dict[str, tuple[int, dict[str, Any]]] = {}  # topic -> (version, data)
+        self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
         self._next = data.next_table_number() if data is not None else 1
         self.log = logs.get()
 
@@ -79,6 +83,18 @@ class Lobby:
         data, journal = self.data, table.journal
         journal.after_durable(lambda: data.archive(table.id))
         journal.finish()
+
+    def bulletin(self, topic: str, re: int | None = None) -> dict[str, Any]:
+        version, data = self.bulletins.get(topic, (0, None))
+        return messages.reply("bulletin", re, topic=topic, version=version, data=data)
+
+    def publish(self, topic: str, data: dict[str, Any]) -> None:
+        """Set a bulletin and push it to every connection following its topic."""
+        version = self.bulletins.get(topic, (0, None))[0] + 1
+        self.bulletins[topic] = (version, data)
+        frame = encode(self.bulletin(topic))
+        for conn in list(self.followers.get(topic, ())):
+            conn.send(frame)
 
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)

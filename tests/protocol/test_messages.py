@@ -41,6 +41,7 @@ MINIMAL = {
     "view": {"table": "t1"},
     "ping": {},
     "admin": {"token": "secret", "action": "connections"},
+    "bulletin": {"topic": "standings"},
 }
 
 

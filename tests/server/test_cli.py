@@ -97,8 +97,28 @@ def test_a_bad_time_scale_exits_2_with_a_message(capsys, scale):
     assert "time_scale" in err
 
 
-def test_a_missing_deck_file_is_reported(capsys, tmp_path):
-    with pytest.raises((SystemExit, OSError)) as info:
-        main(["simulate", "--deck", str(tmp_path / "nope.json"), "--json"])
-    if isinstance(info.value, SystemExit):
-        assert info.value.code == 2
+def test_a_missing_deck_file_exits_2_with_a_message(capsys, tmp_path):
+    code, out, err = run(capsys, "simulate", "--deck", str(tmp_path / "nope.json"), "--json")
+    assert code == 2 and out == ""
+    assert err.startswith("parsimonia simulate:") and "nope.json" in err
+
+
+@pytest.mark.parametrize("text", ["{bad json", '{"resources": [], "tourists": []}'])
+def test_a_malformed_deck_file_exits_2_with_a_message(capsys, tmp_path, text):
+    path = tmp_path / "deck.json"
+    path.write_text(text)
+    code, out, err = run(capsys, "simulate", "--deck", str(path), "--json")
+    assert code == 2 and out == ""
+    assert err.startswith("parsimonia simulate:")
+
+
+def test_a_deck_file_is_played(capsys, tmp_path):
+    path = tmp_path / "deck.json"
+    cards = [{"type": 1, "profit": 10}, {"type": 2, "profit": 20}]
+    path.write_text(json.dumps({"resources": cards, "tourists": cards}))
+    code, out, _ = run(capsys, "simulate", "--players", "2", "--deck", str(path), "--time-scale", "20", "--json")
+    assert code == 0
+    default = json.loads(run(capsys, "simulate", "--players", "2", "--time-scale", "20", "--json")[1])
+    played = json.loads(out)
+    assert JSON_KEYS <= set(played)
+    assert played != default  # another deck, another game
