@@ -88,3 +88,27 @@ async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server,
     own_turns = [event for seq, _, event in table.history[dropped_at[0]:]
                  if event.type == "turn_ended" and event.data["seat"] == 1 and event.data["reason"] == "ended"]
     assert own_turns
+
+
+async def test_bot_takes_a_seat_by_token_instead_of_joining(server, autojump_clock):
+    """A director joins the seats and hands the tokens out; each bot resumes its seat and plays."""
+    async with connect(server, "director") as director:
+        reply = await director.request("create", game="parsimonia", seats=2, seed=3, options=SHORT)
+        table = reply["table"]
+        tokens = []
+        for _ in range(2):
+            async with connect(server, "seat-taker") as taker:
+                tokens.append((await taker.request("join", table=table, name="entrant"))["token"])
+    bots = [BotSession(url(server), make_player("greedy", s), table=table, token=t) for s, t in enumerate(tokens)]
+    with trio.fail_after(600):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(bot.run)
+    assert sorted(b.seat.seat for b in bots) == [0, 1]
+    assert bots[0].result == bots[1].result and bots[0].result["over"]
+    assert sum(bots[0].result["dollars"]) + bots[0].result["company_dollars"] == BANK
+
+
+def test_a_token_without_its_table_is_refused():
+    with pytest.raises(ValueError):
+        BotSession("ws://127.0.0.1:1", make_player("greedy", 0), token="abc")

@@ -131,3 +131,39 @@ async def test_table_requests_for_a_missing_table_are_no_such_table(server, kind
     async with connect(server, "lost") as client:
         reply = await client.request(kind, table="t42", **fields)
         assert reply["type"] == "error" and reply["code"] == "no_such_table"
+
+
+ADMIN = "organiser-token-0123456789"
+
+
+async def test_bulletin_unpublished_topic_is_empty(server):
+    async with connect(server) as client:
+        reply = await client.request("bulletin", topic="standings")
+    assert reply["type"] == "bulletin" and reply["version"] == 0 and reply["data"] is None
+
+
+async def test_published_bulletin_is_read_and_pushed_to_followers(start_server):
+    srv = await start_server(admin_token=ADMIN)
+    async with connect(srv, "follower") as follower, connect(srv, "reader") as reader, connect(srv, "admin") as admin:
+        first = await follower.request("bulletin", topic="standings", follow=True)
+        assert first["version"] == 0
+        ok = await admin.request("admin", token=ADMIN, action="publish", topic="standings", data={"round": 1})
+        assert ok["type"] == "ok"
+        pushed = await follower.expect(lambda m: m["type"] == "bulletin" and "re" not in m)
+        assert pushed["version"] == 1 and pushed["data"] == {"round": 1}
+        read = await reader.request("bulletin", topic="standings")
+        assert read["version"] == 1 and read["data"] == {"round": 1}
+        await admin.request("admin", token=ADMIN, action="publish", topic="standings", data={"round": 2})
+        pushed = await follower.expect(lambda m: m["type"] == "bulletin" and m.get("version") == 2)
+        assert pushed["data"] == {"round": 2}
+        assert not [m for m in reader.frames if m["type"] == "bulletin" and "re" not in m]  # not following
+
+
+async def test_publish_needs_the_admin_token_and_a_topic(start_server):
+    srv = await start_server(admin_token=ADMIN)
+    async with connect(srv) as client:
+        refused = await client.request("admin", token="wrong-token-000000", action="publish", topic="x", data={})
+        assert refused["code"] == "forbidden"
+        missing = await client.request("admin", token=ADMIN, action="publish", data={})
+        assert missing["code"] == "bad_field"
+        assert (await client.request("bulletin", topic="x"))["version"] == 0
