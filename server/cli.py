@@ -143,6 +143,49 @@ def _replay(args: argparse.Namespace) -> int:
     return replay_file(args.file, quiet=args.quiet)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, which trio may deliver wrapped in an exception group."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_interrupted(e) for e in exc.exceptions)
+    return isinstance(exc, KeyboardInterrupt)
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    import trio
+
+    from server.tournament.director import DirectorConfig, run_tournament
+    from server import logs
+    from server.tournament.roster import RosterError
+
+    logs.configure(level=logging.WARNING)
+    try:
+        admin_token = _admin_token(args.admin_token_file)
+    except (OSError, ValueError) as exc:
+        print(f"parsimonia tournament: {exc}", file=sys.stderr)
+        return 2
+    cfg = DirectorConfig(
+        roster=args.roster, data_dir=args.data, url=args.url, host=args.host, port=args.port,
+        time_scale=args.time_scale, admin_token=admin_token, seed=args.seed, live=not args.json,
+    )
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+
+    try:
+        doc = trio.run(run_tournament, cfg, progress)
+    except (RosterError, OSError) as exc:
+        print(f"parsimonia tournament: {exc}", file=sys.stderr)
+        return 2
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+        print("stopped; run the same command again to carry on", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(doc, sort_keys=True))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parsimonia", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -200,6 +243,18 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="a journal, e.g. data/replays/t1.journal")
     replay.add_argument("--quiet", action="store_true", help="print only the result")
     replay.set_defaults(run=_replay)
+
+    tour = sub.add_parser("tournament", help="run a tournament from a roster file (README: Run a LAN tournament)")
+    tour.add_argument("--roster", required=True, help="the roster (TOML), e.g. examples/league.toml")
+    tour.add_argument("--data", default="data", help="where the tournament, journals, replays and exports go")
+    tour.add_argument("--url", help="direct a server running elsewhere (default: run one in this process)")
+    tour.add_argument("--host", default="127.0.0.1", help="the in-process server's address (0.0.0.0 for a LAN)")
+    tour.add_argument("--port", type=int, default=8765, help="the in-process server's port (0: any free one)")
+    tour.add_argument("--time-scale", type=float, default=1.0, help="divide every time control (bot leagues)")
+    tour.add_argument("--admin-token-file", help="the server's admin token (with --url)")
+    tour.add_argument("--seed", type=int, help="override the roster's seed")
+    tour.add_argument("--json", action="store_true", help="print the final standings and rounds as JSON")
+    tour.set_defaults(run=_tournament)
 
     watch = sub.add_parser("watch", help="follow a table as a spectator")
     watch.add_argument("--url", default="ws://127.0.0.1:8765")

@@ -142,7 +142,7 @@ class _Parser:
     def fail(self, path: tuple[str | int, ...], label: str, message: str) -> RosterError:
         line = self.lines.find(path)
         where = self.source if line is None else f"{self.source}:{line}"
-        return RosterError(f"{where}: {label}: {message}")
+        return RosterError(f"{where}: {label}: {message}" if label else f"{where}: {message}")
 
     def roster(self, data: dict[str, Any]) -> Roster:
         self.known(data, _TOP_KEYS, (), "")
@@ -196,7 +196,7 @@ class _Parser:
             new_game(game, table_size, 0, value)
         except ValueError as exc:  # the game's own check, e.g. "options.turn_ms: expected int, got str"
             key = next((k for k in value if str(exc).startswith(f"options.{k}")), None)
-            raise self.fail(("options",) if key is None else ("options", key), "options", str(exc)) from exc
+            raise self.fail(("options",) if key is None else ("options", key), "", str(exc)) from exc
         return dict(value)
 
     def points(self, value: Any) -> tuple[int, ...]:

@@ -1,0 +1,242 @@
+"""``parsimonia tournament``: the director that runs a roster's rounds on a server, to the end.
+
+Everything it decides is in SQLite before it acts on it, so a director that is stopped or crashes
+carries on where it was when started again with the same roster and data directory: rounds already
+played stay played, tables already created are followed again (the server recovers them from its
+journals), and results are recorded once.
+
+By default it runs the server in the same process, journaling under ``DATA/server``; with ``--url`` it
+directs a server running elsewhere (then it needs that server's admin token if it has one).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import trio
+
+from clients.sdk import ServerError
+from server import logs
+from server.app import Server, ServerConfig
+from server.tournament.bots import run_bot_process
+from server.tournament.export import tournament_document, write_exports
+from server.tournament.link import ServerLink, open_link
+from server.tournament.roster import Roster, load_roster
+from server.tournament.store import Snapshot, Store, TableRecord
+
+STANDINGS_TOPIC = "standings"
+
+
+@dataclass
+class DirectorConfig:
+    roster: str
+    data_dir: str = "data"
+    url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8765
+    time_scale: float = 1.0
+    admin_token: str | None = None
+    seed: int | None = None
+    live: bool = True  # print the standings after each game
+
+
+@dataclass
+class Director:
+    cfg: DirectorConfig
+    roster: Roster
+    store: Store
+    link: ServerLink
+    out: Callable[[str], None]
+    _bots: dict[str, list[trio.CancelScope]] = field(default_factory=dict)  # server table -> its bots
+    _running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
+    _round: trio.Nursery | None = None  # where the current round's bots run
+    log: Any = field(default_factory=lambda: logs.get(part="director"))
+
+    @property
+    def url(self) -> str:
+        return self.link.url
+
+    async def run(self) -> Snapshot:
+        while True:
+            snap = self.store.load()
+            if snap.between_rounds:
+                await self._publish(snap)
+                if snap.rounds_left == 0:
+                    self.store.set_state("finished")
+                    return self.store.load()
+                self.store.start_round(snap.current_round + 1, snap.next_tables())
+                self.log.info("round_paired", round=snap.current_round + 1)
+                continue
+            await self._play_round(snap)
+
+    async def _play_round(self, snap: Snapshot) -> None:
+        for table in snap.unfinished_tables():
+            if table.state == "pending":
+                await self._create(snap, table)
+        snap = self.store.load()
+        self._running = {t.server_table: t for t in snap.unfinished_tables() if t.server_table is not None}
+        self.out(f"round {snap.current_round}: {len(self._running)} tables")
+        async with trio.open_nursery() as nursery:
+            self._round = nursery
+            for sid, table in self._running.items():
+                self._seat_players(snap, sid, table)
+            for sid in list(self._running):
+                await self._follow(sid)
+            while self._running:
+                sid, result = await self.link.results.receive()
+                if sid in self._running and self.store.record_result(sid, result):
+                    del self._running[sid]
+                    for scope in self._bots.pop(sid, []):
+                        scope.cancel()
+                    self.log.info("table_result", table=sid, winners=result.get("winners"))
+                    await self._publish(self.store.load())
+            nursery.cancel_scope.cancel()
+
+    async def _create(self, snap: Snapshot, table: TableRecord) -> None:
+        seed = (snap.seed * 1_000_003 + table.round * 1009 + table.position) % 2**63
+        sid = await self.link.create_table(self.roster.game, len(table.seats), seed, dict(self.roster.options),
+                                           self.cfg.time_scale)
+        tokens = await self.link.take_seats(sid, [snap.entrant(e).name for e in table.seats])
+        self.store.table_started(table.round, table.position, sid, tokens)
+        self.log.info("table_created", table=sid, round=table.round, position=table.position)
+
+    async def _follow(self, sid: str) -> None:
+        try:
+            await self.link.follow(sid)
+        except ServerError as exc:
+            if exc.code != "no_such_table":
+                raise
+            result = self._result_from_replay(sid)
+            if result is None:
+                raise RuntimeError(f"table {sid} is gone from the server and left no replay file") from None
+            await self.link._results_in.send((sid, result))
+
+    def _result_from_replay(self, sid: str) -> dict[str, Any] | None:
+        """A table that ended while the director was down: its result is in the server's replay file."""
+        from server.journal import read_journal
+
+        path = os.path.join(self.cfg.data_dir, "server", "replays", f"{sid}.journal")
+        if not os.path.exists(path):
+            return None
+        end = [r for r in read_journal(path).records if r.get("k") == "end"]
+        return end[-1]["result"] if end else None
+
+    def _seat_players(self, snap: Snapshot, sid: str, table: TableRecord) -> None:
+        for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
+            entrant = snap.entrant(entrant_id)
+            assert token is not None
+            if entrant.bot is None:
+                self.out(f"  {entrant.name}: table {sid}, seat {seat}, token {token}")
+                continue
+            spec = next(e for e in self.roster.entrants if e.name == entrant.name)
+            argv, env = spec.argv(self.url, sid, token), spec.env(self.url, sid, token)
+            self._start_bot(sid, entrant.name, argv, env)
+
+    def _start_bot(self, sid: str, name: str, argv: list[str], env: dict[str, str]) -> None:
+        assert self._round is not None
+        self._round.start_soon(self._bot, sid, name, argv, env)
+
+    async def _bot(self, sid: str, name: str, argv: list[str], env: dict[str, str]) -> None:
+        """One bot process for the rest of ``sid``'s game: it is stopped when the table's result is in."""
+        log_dir = os.path.join(self.cfg.data_dir, "bots")
+        os.makedirs(log_dir, exist_ok=True)
+        with trio.CancelScope() as scope:
+            self._bots.setdefault(sid, []).append(scope)
+            if sid in self._running:
+                await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"))
+
+    async def _publish(self, snap: Snapshot) -> None:
+        doc = tournament_document(snap)
+        if self.link.admin_token is not None:
+            await self.link.admin("publish", topic=STANDINGS_TOPIC, data=doc)
+        if self.cfg.live:
+            self.out(render_standings(doc))
+
+    # ------------------------------------------------------------------ the organiser's console
+
+    async def command(self, line: str) -> str:
+        """``pause``, ``resume``, ``replace NAME``, ``drop NAME`` or ``standings``; returns what happened."""
+        word, _, arg = line.strip().partition(" ")
+        if word in ("pause", "resume"):
+            for sid in list(self._running):
+                try:
+                    await self.link.admin(word, table=sid)
+                except ServerError as exc:
+                    self.log.warning("admin_refused", action=word, table=sid, code=exc.code)
+            return f"{word}d {len(self._running)} tables"
+        if word == "drop":
+            snap = self.store.load()
+            entrant = next((e for e in snap.entrants if e.name == arg), None)
+            if entrant is None:
+                return f"no entrant {arg!r}"
+            self.store.drop(entrant.id)
+            return f"{arg} is dropped from the next round on"
+        if word == "replace":
+            return self._replace(arg)
+        if word == "standings":
+            return render_standings(tournament_document(self.store.load()))
+        return "commands: pause, resume, replace NAME, drop NAME, standings"
+
+    def _replace(self, name: str) -> str:
+        snap = self.store.load()
+        for sid, table in self._running.items():
+            for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
+                if snap.entrant(entrant_id).name == name and token is not None:
+                    argv = [sys.executable, "-m", "server.cli", "bot", "greedy", "--url", self.url, "--table", sid,
+                            "--token", token, "--name", f"{name} (stand-in)"[:64]]
+                    self._start_bot(sid, name, argv, {})
+                    return f"a greedy bot plays {name}'s seat {seat} at {sid} for the rest of the game"
+        return f"{name} is not at a running table"
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def render_standings(doc: dict[str, Any]) -> str:
+    lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
+             f" of {doc['rounds_planned']}",
+             f"{'#':>3} {'name':<24} {'points':>7} {'dollars':>8} {'games':>5}"]
+    for e in doc["entrants"]:
+        dropped = " (dropped)" if e.get("dropped") else ""
+        lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['dollars']:>8} {e['games']:>5}{dropped}")
+    return "\n".join(lines)
+
+
+async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run (or carry on) the tournament of ``cfg.roster`` to its end; return its document."""
+    roster = load_roster(cfg.roster)
+    os.makedirs(cfg.data_dir, mode=0o700, exist_ok=True)
+    with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
+        store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
+        async with trio.open_nursery() as nursery:
+            url, admin = cfg.url, cfg.admin_token
+            if url is None:
+                admin = admin or secrets.token_urlsafe(24)
+                server = await nursery.start(Server(ServerConfig(
+                    host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
+                )).run)
+                url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
+                out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")
+            async with open_link(url, admin) as link:
+                director = Director(cfg, roster, store, link, out)
+                async with trio.open_nursery() as inner:
+                    if cfg.live and sys.stdin is not None and sys.stdin.isatty():
+                        inner.start_soon(_console, director, out)
+                    snap = await director.run()
+                    inner.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
+        write_exports(snap, os.path.join(cfg.data_dir, "export"), os.path.join(cfg.data_dir, "server", "replays"))
+        return tournament_document(snap)
+
+
+async def _console(director: Director, out: Callable[[str], None]) -> None:
+    while True:
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return
+        out(await director.command(line))

@@ -1,0 +1,95 @@
+"""A tournament's standings and every game's result, as one JSON document and two CSV files.
+
+``tournament_document`` is what ``parsimonia tournament --json`` prints and clients may be sent::
+
+    {"name", "format", "state", "rounds_planned",
+     "entrants": [{"rank", "name", "kind", "points", "dollars", "games", "opponents_points", "dropped"}, ...],
+     "rounds": [{"round", "finished", "tables": [{"table", "server_table", "state", "reason", "replay",
+                                                  "seats": [{"seat", "name", "dollars", "place", "points"}]}]}]}
+
+Entrants in standings order, rounds, tables and seats in order; a seat's dollars, place and points (and the
+table's reason and replay) are null until its game has ended. ``write_exports`` writes ``tournament.json``,
+``standings.csv`` (one row per entrant) and ``results.csv`` (one row per seat of every finished game), and
+copies each finished game's replay file (``<server table>.journal``) into ``replays/`` when given the server's
+replay directory.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from .standings import finishing_places, number, place_points
+from .store import Snapshot, TableRecord
+
+STANDINGS_COLUMNS = ("rank", "name", "kind", "points", "dollars", "games", "opponents_points", "dropped")
+RESULTS_COLUMNS = ("round", "table", "server_table", "reason", "seat", "name", "dollars", "place", "points")
+
+
+def tournament_document(snapshot: Snapshot) -> dict[str, Any]:
+    names = {e.id: e.name for e in snapshot.entrants}
+    kinds = {e.id: e.kind for e in snapshot.entrants}
+    return {
+        "name": snapshot.roster.name,
+        "format": snapshot.roster.format,
+        "state": snapshot.state,
+        "rounds_planned": snapshot.roster.rounds,
+        "entrants": [{**s.to_dict(), "kind": kinds[s.entrant]} for s in snapshot.standings()],
+        "rounds": [
+            {"round": rnd.number, "finished": rnd.finished,
+             "tables": [_table(table, names, snapshot.roster.points) for table in rnd.tables]}
+            for rnd in snapshot.rounds
+        ],
+    }
+
+
+def write_exports(snapshot: Snapshot, directory: str | Path, replays: str | Path | None = None) -> list[Path]:
+    """Write the exports into ``directory`` (made if need be); returns the files written."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = tournament_document(snapshot)
+    written = [out / "tournament.json", out / "standings.csv", out / "results.csv"]
+    written[0].write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _write_csv(written[1], STANDINGS_COLUMNS, doc["entrants"])
+    _write_csv(written[2], RESULTS_COLUMNS, [
+        {"round": rnd["round"], **{k: table[k] for k in ("table", "server_table", "reason")}, **seat}
+        for rnd in doc["rounds"] for table in rnd["tables"] if table["state"] == "finished" for seat in table["seats"]
+    ])
+    if replays is not None:
+        for rnd in doc["rounds"]:
+            for table in rnd["tables"]:
+                source = Path(replays) / f"{table['server_table']}.journal"
+                if table["replay"] is not None and source.is_file():
+                    (out / "replays").mkdir(exist_ok=True)
+                    written.append(Path(shutil.copy2(source, out / table["replay"])))
+    return written
+
+
+def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...]) -> dict[str, Any]:
+    game = table.game_result()
+    seats: list[dict[str, Any]] = [
+        {"seat": seat, "name": names[e], "dollars": None, "place": None, "points": None}
+        for seat, e in enumerate(table.seats)
+    ]
+    if game is not None:
+        places = finishing_places(game.dollars, game.winners)
+        for seat, points in enumerate(place_points(places, by_place)):
+            seats[seat].update(dollars=game.dollars[seat], place=places[seat], points=number(points))
+    return {
+        "table": table.position,
+        "server_table": table.server_table,
+        "state": table.state,
+        "reason": None if table.result is None else table.result.get("reason"),
+        "replay": None if game is None else f"replays/{game.table}.journal",
+        "seats": seats,
+    }
+
+
+def _write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, columns, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)

@@ -1,0 +1,101 @@
+"""The director's side of the protocol: one connection to the server for requests and for following the
+tournament's tables, plus short-lived connections to take seats (one connection holds one seat a table).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+from trio_websocket import WebSocketConnection, open_websocket_url
+
+from clients.sdk import ServerError
+from protocol.codec import decode, encode
+from protocol.messages import PROTOCOL_VERSION
+
+
+class ServerLink:
+    def __init__(self, ws: WebSocketConnection, url: str, admin_token: str | None) -> None:
+        self.ws = ws
+        self.url = url
+        self.admin_token = admin_token
+        self._ids = itertools.count(1)
+        self._replies: dict[int, tuple[trio.Event, list[dict[str, Any]]]] = {}
+        self._results_in, self.results = trio.open_memory_channel[tuple[str, dict[str, Any]]](1024)
+
+    async def _reader(self) -> None:
+        """Hand replies to their requests and every table's `result` event to ``results``."""
+        while True:
+            msg = decode(await self.ws.get_message())
+            waiter = self._replies.pop(msg.get("re", -1), None) if msg.get("re") is not None else None
+            if waiter is not None:
+                waiter[1].append(msg)
+                waiter[0].set()
+            elif msg["type"] == "event" and msg["event"].get("type") == "result":
+                await self._results_in.send((msg["table"], msg["event"]["result"]))
+            elif msg["type"] == "view" and msg["view"].get("result") is not None:
+                await self._results_in.send((msg["table"], msg["view"]["result"]))  # followed after its end
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        rid = next(self._ids)
+        done: tuple[trio.Event, list[dict[str, Any]]] = (trio.Event(), [])
+        self._replies[rid] = done
+        await self.ws.send_message(encode({"type": kind, "id": rid, **fields}))
+        await done[0].wait()
+        reply = done[1][0]
+        if reply["type"] == "error":
+            raise ServerError(reply)
+        return reply
+
+    async def admin(self, action: str, **fields: Any) -> dict[str, Any]:
+        if self.admin_token is None:
+            raise RuntimeError(f"{action} needs the server's admin token")
+        return await self.request("admin", token=self.admin_token, action=action, **fields)
+
+    async def create_table(self, game: str, seats: int, seed: int, options: dict[str, Any], time_scale: float) -> str:
+        fields: dict[str, Any] = {"game": game, "seats": seats, "seed": seed, "options": options,
+                                  "time_scale": time_scale}
+        if self.admin_token is not None:
+            fields["admin"] = self.admin_token
+        return (await self.request("create", **fields))["table"]
+
+    async def take_seats(self, table: str, names: list[str]) -> list[str]:
+        """Join every seat of ``table`` in order; return the seat tokens (seat i for names[i])."""
+        tokens = []
+        for i, name in enumerate(names):
+            async with open_websocket_url(self.url) as ws:
+                await _call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-director")
+                joined = await _call(ws, "join", table=table, name=name, views=False)
+                if joined["seat"] != i:
+                    raise RuntimeError(f"table {table}: {name} got seat {joined['seat']}, expected {i}")
+                tokens.append(joined["token"])
+        return tokens
+
+    async def follow(self, table: str) -> None:
+        """Receive the table's events here: its result arrives on ``results`` (at once, from the view,
+        if it has already ended). A result may arrive twice; recording one must be idempotent."""
+        await self.request("watch", table=table, views=False)
+
+
+async def _call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:
+    await ws.send_message(encode({"type": kind, "id": 1, **fields}))
+    while True:
+        msg = decode(await ws.get_message())
+        if msg.get("re") == 1:
+            if msg["type"] == "error":
+                raise ServerError(msg)
+            return msg
+
+
+@asynccontextmanager
+async def open_link(url: str, admin_token: str | None) -> AsyncIterator[ServerLink]:
+    async with open_websocket_url(url) as ws:
+        await _call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-director")
+        link = ServerLink(ws, url, admin_token)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(link._reader)
+            yield link
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,107 @@
+"""Standings: finishing places and tournament points from game results, and the order of the entrants.
+
+At a table, the game's winners share 1st place; the other seats follow by dollars, and equal dollars share a
+place. Entrants who share a place split the points of the places they cover: two tied for 1st with points
+``[6, 3, 1, ...]`` get ``(6 + 3) / 2 = 4.5`` each, and the next seat is 3rd. Points are exact fractions.
+
+Entrants are ordered by points, then total dollars, then opponents' points (for every game played, the final
+points of each opponent at that table), all descending, then by name. Entrants equal on the three share a rank.
+Dropped entrants stay in the standings, flagged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One finished game: who sat where, and what the game said."""
+
+    round: int
+    table: str  # the server's table id
+    seats: tuple[int, ...]  # entrant id by seat
+    dollars: tuple[int, ...]  # by seat
+    winners: tuple[int, ...]  # seats
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int  # 1-based; entrants equal on points, dollars and opponents' points share it
+    entrant: int
+    name: str
+    points: Fraction
+    dollars: int
+    games: int
+    opponents_points: Fraction
+    dropped: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "name": self.name,
+            "points": number(self.points),
+            "dollars": self.dollars,
+            "games": self.games,
+            "opponents_points": number(self.opponents_points),
+            "dropped": self.dropped,
+        }
+
+
+def number(value: Fraction) -> int | float:
+    """A fraction for JSON and CSV: an int when whole, else a float rounded to 4 places."""
+    return value.numerator if value.denominator == 1 else round(float(value), 4)
+
+
+def finishing_places(dollars: Sequence[int], winners: Collection[int]) -> list[int]:
+    """The place (1 = first) of every seat; seats that share a place get the best one."""
+    others = sorted((seat for seat in range(len(dollars)) if seat not in winners), key=lambda s: -dollars[s])
+    places = [1] * len(dollars)
+    for k, seat in enumerate(others):
+        tied = k > 0 and dollars[others[k - 1]] == dollars[seat]
+        places[seat] = places[others[k - 1]] if tied else len(winners) + k + 1
+    return places
+
+
+def place_points(places: Sequence[int], by_place: Sequence[int]) -> list[Fraction]:
+    """Tournament points by seat: seats sharing a place split the points of the places they cover."""
+    sharing = defaultdict(int)
+    for place in places:
+        sharing[place] += 1
+
+    def covered(place: int) -> Fraction:
+        k = sharing[place]
+        return Fraction(sum(by_place[p] for p in range(place - 1, place - 1 + k) if p < len(by_place)), k)
+
+    return [covered(place) for place in places]
+
+
+def compute_standings(names: Mapping[int, str], results: Iterable[GameResult], by_place: Sequence[int],
+                      dropped: Collection[int] = ()) -> list[Standing]:
+    """Every entrant of ``names`` (id -> name), best first."""
+    points: dict[int, Fraction] = {e: Fraction(0) for e in names}
+    dollars = dict.fromkeys(names, 0)
+    games = dict.fromkeys(names, 0)
+    opponents: dict[int, list[int]] = {e: [] for e in names}
+    for result in results:
+        scores = place_points(finishing_places(result.dollars, result.winners), by_place)
+        for seat, entrant in enumerate(result.seats):
+            points[entrant] += scores[seat]
+            dollars[entrant] += result.dollars[seat]
+            games[entrant] += 1
+            opponents[entrant].extend(e for e in result.seats if e != entrant)
+    opponents_points = {e: sum((points[o] for o in opponents[e]), Fraction(0)) for e in names}
+
+    def key(e: int) -> tuple[Fraction, int, Fraction]:
+        return (-points[e], -dollars[e], -opponents_points[e])
+
+    order = sorted(names, key=lambda e: (key(e), names[e]))
+    out: list[Standing] = []
+    for i, e in enumerate(order):
+        rank = out[-1].rank if out and key(out[-1].entrant) == key(e) else i + 1
+        out.append(Standing(rank, e, names[e], points[e], dollars[e], games[e], opponents_points[e], e in dropped))
+    return out

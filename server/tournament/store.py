@@ -1,0 +1,294 @@
+"""A tournament in one SQLite file (e.g. ``DATA/tournament.sqlite``), so a director that stops resumes.
+
+Tables::
+
+    tournament  the roster (JSON, as ``Roster.to_dict``), the seed, the state (running, paused, finished)
+    entrant     id (1.. in roster order), name, kind, bot command (JSON), dropped_after (rounds begun at the drop)
+    round       number (1..), state (running, finished)
+    game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished)
+    seat        round, position, seat, entrant id, the seat's token
+    result      round, position, the game's result map (JSON)
+
+A table's life: ``start_round`` records the round's seating (pending, before anything exists on the server);
+``table_started`` adds the server's table id and the seat tokens (running); ``record_result`` stores the
+result (finished; recording it again changes nothing) and finishes the round with its last table. Every
+change is one transaction. ``load`` reads everything back as a ``Snapshot``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from .pairing import History, next_round
+from .roster import Roster, parse_roster
+from .standings import GameResult, Standing, compute_standings
+
+TournamentState = Literal["running", "paused", "finished"]
+TableState = Literal["pending", "running", "finished"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tournament (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    roster TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('running', 'paused', 'finished'))
+);
+CREATE TABLE IF NOT EXISTS entrant (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('human', 'bot')),
+    bot TEXT,
+    dropped_after INTEGER
+);
+CREATE TABLE IF NOT EXISTS round (
+    number INTEGER PRIMARY KEY,
+    state TEXT NOT NULL CHECK (state IN ('running', 'finished'))
+);
+CREATE TABLE IF NOT EXISTS game_table (
+    round INTEGER NOT NULL REFERENCES round (number),
+    position INTEGER NOT NULL,
+    server_table TEXT UNIQUE,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'finished')),
+    PRIMARY KEY (round, position)
+);
+CREATE TABLE IF NOT EXISTS seat (
+    round INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    entrant INTEGER NOT NULL REFERENCES entrant (id),
+    token TEXT,
+    PRIMARY KEY (round, position, seat),
+    FOREIGN KEY (round, position) REFERENCES game_table (round, position)
+);
+CREATE TABLE IF NOT EXISTS result (
+    round INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (round, position),
+    FOREIGN KEY (round, position) REFERENCES game_table (round, position)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The file holds another tournament, or a change does not fit the tournament's state."""
+
+
+@dataclass(frozen=True)
+class EntrantRecord:
+    id: int
+    name: str
+    bot: tuple[str, ...] | None  # None for a human
+    dropped_after: int | None  # how many rounds had begun when the entrant dropped; None while playing
+
+    @property
+    def kind(self) -> str:
+        return "human" if self.bot is None else "bot"
+
+    @property
+    def dropped(self) -> bool:
+        return self.dropped_after is not None
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    round: int
+    position: int  # 1.. within the round, top table first
+    seats: tuple[int, ...]  # entrant id by seat
+    state: TableState
+    server_table: str | None  # None while pending
+    tokens: tuple[str | None, ...]  # by seat; None until the table is started
+    result: dict[str, Any] | None  # the game's result map once finished
+
+    def game_result(self) -> GameResult | None:
+        if self.result is None or self.server_table is None:
+            return None
+        return GameResult(self.round, self.server_table, self.seats, tuple(self.result["dollars"]),
+                          tuple(self.result["winners"]))
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    number: int
+    finished: bool
+    tables: tuple[TableRecord, ...]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything stored, and what a director needs to carry on."""
+
+    roster: Roster
+    seed: int
+    state: TournamentState
+    entrants: tuple[EntrantRecord, ...]
+    rounds: tuple[RoundRecord, ...]
+
+    @property
+    def current_round(self) -> int:
+        """The number of the last round begun (0 before the first)."""
+        return self.rounds[-1].number if self.rounds else 0
+
+    @property
+    def rounds_left(self) -> int:
+        """Rounds not begun yet."""
+        return max(0, self.roster.rounds - len(self.rounds))
+
+    @property
+    def between_rounds(self) -> bool:
+        """No round is being played: the next one may be paired (or the tournament is over)."""
+        return not self.rounds or self.rounds[-1].finished
+
+    def unfinished_tables(self) -> list[TableRecord]:
+        """The current round's tables still to create (pending) or to follow to the end (running)."""
+        return [] if self.between_rounds else [t for t in self.rounds[-1].tables if t.state != "finished"]
+
+    def results(self) -> list[GameResult]:
+        return [r for rnd in self.rounds for t in rnd.tables if (r := t.game_result()) is not None]
+
+    def history(self) -> History:
+        """Every table seated so far, for pairing."""
+        return History.from_tables(t.seats for rnd in self.rounds for t in rnd.tables)
+
+    def standings(self) -> list[Standing]:
+        return compute_standings({e.id: e.name for e in self.entrants}, self.results(), self.roster.points,
+                                 {e.id for e in self.entrants if e.dropped})
+
+    def next_tables(self) -> list[list[int]]:
+        """The next round's seating (entrant ids in seat order, top table first) for the entrants not dropped."""
+        playing = [s.entrant for s in self.standings() if not s.dropped]
+        roster = self.roster
+        return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed)
+
+    def entrant(self, entrant_id: int) -> EntrantRecord:
+        return next(e for e in self.entrants if e.id == entrant_id)
+
+
+class Store:
+    """One tournament's SQLite file. Use as a context manager, or call ``close``."""
+
+    def __init__(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.execute("PRAGMA synchronous = FULL")
+        with self.db:
+            self.db.executescript(_SCHEMA)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def begin(self, roster: Roster, seed: int) -> Snapshot:
+        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept)."""
+        row = self.db.execute("SELECT roster FROM tournament").fetchone()
+        if row is None:
+            with self.db:
+                self.db.execute("INSERT INTO tournament (id, roster, seed, state) VALUES (1, ?, ?, 'running')",
+                                (json.dumps(roster.to_dict(), sort_keys=True), seed))
+                self.db.executemany(
+                    "INSERT INTO entrant (id, name, kind, bot) VALUES (?, ?, ?, ?)",
+                    [(i, e.name, e.kind, None if e.bot is None else json.dumps(list(e.bot)))
+                     for i, e in enumerate(roster.entrants, 1)],
+                )
+        elif parse_roster(json.loads(row[0]), "stored roster") != roster:
+            raise StoreError(f"this file holds the tournament {json.loads(row[0])['name']!r} with another roster; "
+                             "use another data directory, or the roster it was started with")
+        return self.load()
+
+    def load(self) -> Snapshot:
+        row = self.db.execute("SELECT roster, seed, state FROM tournament").fetchone()
+        if row is None:
+            raise StoreError("no tournament here yet")
+        entrants = tuple(
+            EntrantRecord(i, name, None if bot is None else tuple(json.loads(bot)), dropped)
+            for i, name, bot, dropped in self.db.execute(
+                "SELECT id, name, bot, dropped_after FROM entrant ORDER BY id")
+        )
+        seats: dict[tuple[int, int], list[tuple[int, str | None]]] = {}
+        for rnd, pos, entrant, token in self.db.execute(
+                "SELECT round, position, entrant, token FROM seat ORDER BY round, position, seat"):
+            seats.setdefault((rnd, pos), []).append((entrant, token))
+        results = {(rnd, pos): json.loads(text) for rnd, pos, text in
+                   self.db.execute("SELECT round, position, result FROM result")}
+        tables: dict[int, list[TableRecord]] = {}
+        for rnd, pos, server_table, state in self.db.execute(
+                "SELECT round, position, server_table, state FROM game_table ORDER BY round, position"):
+            sat = seats[(rnd, pos)]
+            tables.setdefault(rnd, []).append(TableRecord(
+                rnd, pos, tuple(e for e, _ in sat), state, server_table, tuple(t for _, t in sat),
+                results.get((rnd, pos))))
+        rounds = tuple(RoundRecord(n, state == "finished", tuple(tables.get(n, ())))
+                       for n, state in self.db.execute("SELECT number, state FROM round ORDER BY number"))
+        return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], row[2], entrants, rounds)
+
+    def start_round(self, number: int, tables: Sequence[Sequence[int]]) -> None:
+        """Record round ``number``'s seating (entrant ids in seat order, top table first), all tables pending."""
+        last = self.db.execute("SELECT number, state FROM round ORDER BY number DESC LIMIT 1").fetchone()
+        if (last is None and number != 1) or (last is not None and (last[1] != "finished" or number != last[0] + 1)):
+            raise StoreError(f"round {number} cannot begin now (last round: {last})")
+        with self.db:
+            self.db.execute("INSERT INTO round (number, state) VALUES (?, 'running')", (number,))
+            for pos, table in enumerate(tables, 1):
+                self.db.execute("INSERT INTO game_table (round, position, state) VALUES (?, ?, 'pending')",
+                                (number, pos))
+                self.db.executemany("INSERT INTO seat (round, position, seat, entrant) VALUES (?, ?, ?, ?)",
+                                    [(number, pos, seat, e) for seat, e in enumerate(table)])
+
+    def table_started(self, round_number: int, position: int, server_table: str, tokens: Sequence[str]) -> None:
+        """The table exists on the server as ``server_table``; ``tokens`` by seat."""
+        with self.db:
+            changed = self.db.execute(
+                "UPDATE game_table SET server_table = ?, state = 'running' "
+                "WHERE round = ? AND position = ? AND state = 'pending'", (server_table, round_number, position))
+            if changed.rowcount != 1:
+                raise StoreError(f"table {round_number}.{position} is not pending")
+            seats = self.db.execute("SELECT count(*) FROM seat WHERE round = ? AND position = ?",
+                                    (round_number, position)).fetchone()[0]
+            if len(tokens) != seats:
+                raise StoreError(f"table {round_number}.{position} has {seats} seats, not {len(tokens)} tokens")
+            self.db.executemany("UPDATE seat SET token = ? WHERE round = ? AND position = ? AND seat = ?",
+                                [(token, round_number, position, seat) for seat, token in enumerate(tokens)])
+
+    def record_result(self, server_table: str, result: Mapping[str, Any]) -> bool:
+        """Store a running table's result (needs ``dollars`` and ``winners``); False if it was already stored."""
+        row = self.db.execute("SELECT round, position, state FROM game_table WHERE server_table = ?",
+                              (server_table,)).fetchone()
+        if row is None:
+            raise StoreError(f"no table {server_table!r} in this tournament")
+        if row[2] == "finished":
+            return False
+        if "dollars" not in result or "winners" not in result:
+            raise StoreError(f"the result of {server_table!r} has no dollars or winners")
+        rnd, pos, _ = row
+        with self.db:
+            self.db.execute("INSERT INTO result (round, position, result) VALUES (?, ?, ?)",
+                            (rnd, pos, json.dumps(dict(result), sort_keys=True)))
+            self.db.execute("UPDATE game_table SET state = 'finished' WHERE round = ? AND position = ?", (rnd, pos))
+            self.db.execute(
+                "UPDATE round SET state = 'finished' WHERE number = ? AND NOT EXISTS "
+                "(SELECT 1 FROM game_table WHERE round = ? AND state != 'finished')", (rnd, rnd))
+        return True
+
+    def drop(self, entrant_id: int) -> None:
+        """The entrant plays no more rounds (a game in progress is played out)."""
+        with self.db:
+            begun = self.db.execute("SELECT count(*) FROM round").fetchone()[0]
+            changed = self.db.execute("UPDATE entrant SET dropped_after = ? WHERE id = ? AND dropped_after IS NULL",
+                                      (begun, entrant_id))
+            if changed.rowcount != 1:
+                raise StoreError(f"no entrant {entrant_id} still playing")
+
+    def set_state(self, state: TournamentState) -> None:
+        with self.db:
+            self.db.execute("UPDATE tournament SET state = ?", (state,))
