@@ -43,22 +43,25 @@ DEFAULT_RATES = (250, 500, 1000, 2000, 4000, 8000, 16000)
 QUICK_TABLES = (10,)
 QUICK_RATES = (250, 1000, 2000)
 SERVERS = ("parsimonia", "bare-trio", "bare-websockets")
-ALIASES = {"ours": "parsimonia", "trio": "bare-trio", "websockets": "bare-websockets"}
+OURS = ("parsimonia", "parsimonia-nojournal")  # journaled with fsync (the default), and memory only
+ALIASES = {"ours": "parsimonia", "nojournal": "parsimonia-nojournal", "trio": "bare-trio",
+           "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
 LOADGEN_LAG_LIMIT_MS = 20.0
 LOADGEN_CPU_LIMIT = 0.9
 BUSY_LOAD = 0.7  # 1-minute load average above which the harness warns that others share the machine
 
 
-def server_command(name: str, port: int) -> list[str]:
-    if name == "parsimonia":
+def server_command(name: str, port: int, data_dir: str) -> list[str]:
+    if name in OURS:
+        durability = ["--data", data_dir] if name == "parsimonia" else ["--sync", "off"]
         return [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port", str(port),
-                "--log-level", "warning"]
+                "--log-level", "warning", *durability]
     if name == "bare-trio":
         return [sys.executable, str(BENCH / "baseline_trio.py"), "--port", str(port)]
     if name == "bare-websockets":
         return [sys.executable, str(BENCH / "baseline_websockets.py"), "--port", str(port)]
-    raise ValueError(f"unknown server {name!r}; choose from {', '.join(SERVERS)}")
+    raise ValueError(f"unknown server {name!r}; choose from {', '.join((*SERVERS, OURS[1]))}")
 
 
 @dataclass
@@ -134,13 +137,14 @@ def _warnings(f: Any) -> tuple[int, list[str]]:
 def run_one(cfg: Config, server: str, tables: int, rate: float) -> dict[str, Any]:
     """One storm run against a fresh server process; always stops both processes."""
     port = free_port()
-    kind = "ours" if server == "parsimonia" else "bare"
+    kind = "ours" if server in OURS else "bare"
     row: dict[str, Any] = {"server": server, "tables": tables, "connections": tables * 6, "rate": rate,
                            "loadavg_1m_before": round(os.getloadavg()[0], 2)}
     srv = gen = None
-    with tempfile.TemporaryFile() as srv_err, tempfile.TemporaryFile() as gen_err:
+    with tempfile.TemporaryFile() as srv_err, tempfile.TemporaryFile() as gen_err, \
+            tempfile.TemporaryDirectory(prefix="parsimonia-bench-") as data_dir:
         try:
-            srv = subprocess.Popen(server_command(server, port), cwd=ROOT, stdin=subprocess.DEVNULL,
+            srv = subprocess.Popen(server_command(server, port, data_dir), cwd=ROOT, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=srv_err)
             wait_listening(port, srv)
             meter = CpuMeter(srv.pid)
@@ -292,7 +296,7 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
     raise_nofile_limit()
     servers = tuple(ALIASES.get(s, s) for s in cfg.servers)
     for s in servers:
-        server_command(s, 0)  # unknown names fail here, before anything starts
+        server_command(s, 0, "")  # unknown names fail here, before anything starts
     report: dict[str, Any] = {
         "machine": machine(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -456,7 +460,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rates", help="comma-separated bid rates, rising (default 250,500,...,16000)")
     parser.add_argument("--duration", type=float, help="measured seconds per run (default 10; quick 3)")
     parser.add_argument("--warmup", type=float, help="warm-up seconds per run (default 3; quick 1)")
-    parser.add_argument("--servers", help=f"comma-separated, from {','.join(SERVERS)} (default all)")
+    parser.add_argument("--servers", help=f"comma-separated, from {','.join((*SERVERS, *OURS[1:]))} (default: "
+                        f"{','.join(SERVERS)})")
     parser.add_argument("--quiet-ms", type=int, default=2000, help="auction quiet time on our server")
     parser.add_argument("--engine-games", type=int, help="engine-only games to time (default 100; quick 10; 0: skip)")
 
