@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import trio
-from trio_websocket import WebSocketRequest, serve_websocket
+from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
 from protocol.codec import Limits
 from server import logs
@@ -72,15 +72,24 @@ class Server:
             task_status.started(self)
 
     async def _handle(self, request: WebSocketRequest) -> None:
-        remote = request.remote
-        ip = getattr(remote, "address", str(remote))
+        """One connection, from handshake to close. Whatever goes wrong with it stays with it: a client
+        that vanishes mid-handshake, or a bug in handling it, is logged and never stops the server."""
+        try:
+            await self._connection(request)
+        except (OSError, ConnectionClosed, trio.BrokenResourceError) as exc:
+            self.log.info("connection_lost_early", error=repr(exc)[:200])
+        except Exception:
+            self.log.exception("connection_failed")
+
+    async def _connection(self, request: WebSocketRequest) -> None:
+        ip, peer = _address(request)
         if self._per_ip[ip] >= self.config.client.connections_per_ip:
             self.log.warning("connection_refused", peer=ip, why="too many connections from this address")
             await request.reject(429, body=b"too many connections from this address\n")
             return
         ws = await request.accept()
         assert self.lobby is not None
-        conn = Connection(ws, self)
+        conn = Connection(ws, self, peer)
         self.connections[conn.id] = conn
         self._per_ip[ip] += 1
         try:
@@ -90,3 +99,11 @@ class Server:
             self._per_ip[ip] -= 1
             if not self._per_ip[ip]:
                 del self._per_ip[ip]
+
+
+def _address(request: WebSocketRequest) -> tuple[str, str]:
+    """(ip, "ip:port") of the client; raises OSError if it has already gone."""
+    remote = request.remote
+    ip = str(getattr(remote, "address", remote))
+    port = getattr(remote, "port", None)
+    return ip, ip if port is None else f"{ip}:{port}"

@@ -272,3 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     raise SystemExit(args.run(args))
+
+
+if __name__ == "__main__":
+    main()

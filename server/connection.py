@@ -38,7 +38,7 @@ _ids = itertools.count(1)
 
 
 class Connection:
-    def __init__(self, ws: WebSocketConnection, server: "Server") -> None:
+    def __init__(self, ws: WebSocketConnection, server: "Server", peer: str) -> None:
         assert server.lobby is not None
         self.ws = ws
         self.server = server
@@ -61,7 +61,8 @@ class Connection:
         self.topics: set[str] = set()  # bulletins this connection follows
         self.closed = False
         self.close_reason = ""
-        self.log = logs.get(conn=self.id, peer=_peer(ws))
+        self.peer = peer
+        self.log = logs.get(conn=self.id, peer=peer)
 
     # -- sending: never blocks
 
@@ -286,10 +287,5 @@ class Connection:
             seat = table.seat_of(self) if table is not None else None
             if seat is not None:
                 seats.append({"table": table_id, "seat": seat.index})
-        return {"conn": self.id, "peer": _peer(self.ws)[:128], "client": self.client_name,
+        return {"conn": self.id, "peer": self.peer[:128], "client": self.client_name,
                 "tables": sorted(self.tables), "seats": seats}
-
-
-def _peer(ws: WebSocketConnection) -> str:
-    remote = ws.remote
-    return f"{remote.address}:{remote.port}" if hasattr(remote, "address") else str(remote)

@@ -265,3 +265,23 @@ async def test_bad_messages_refused_with_their_codes_while_table_plays_on(server
         assert (await act(b, table, type="give", to=0, amount=1))["type"] == "ok"
         await a.event("gift", seat=1, to=0, amount=1)
         assert t.engine.dollars == [before[0] + 1, before[1] - 1]
+
+
+async def test_clients_vanishing_mid_handshake_never_stop_the_server(server):
+    """Connect, start (or not) the HTTP upgrade, and reset the TCP connection at once: the server logs it
+    and keeps serving everyone else."""
+    import socket as stdlib_socket
+    import struct
+
+    request = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    for i in range(30):
+        sock = trio.socket.socket(stdlib_socket.AF_INET, stdlib_socket.SOCK_STREAM)
+        await sock.connect(("127.0.0.1", server.port))
+        if i % 3:
+            await sock.send(request[: len(request) * (i % 3) // 2])
+        sock.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST
+        sock.close()
+        await trio.sleep(0)
+    async with connect(server) as client:
+        assert (await client.request("ping"))["type"] == "pong"

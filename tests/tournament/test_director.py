@@ -1,0 +1,103 @@
+"""The director end to end: a small bot league to the end in process, and one killed mid-round (director
+and its server together) that finishes after a restart with every game counted once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import logging
+
+import pytest
+import trio
+
+from server import logs
+from server.tournament.director import DirectorConfig, run_tournament
+from server.tournament.standings import compute_standings
+from server.tournament.store import Store
+
+@pytest.fixture(autouse=True)
+def _quiet_logs() -> None:
+    logs.configure(level=logging.WARNING)
+
+
+BOT = ["{kind}", "--seed", "{seed}", "--name", "{name}", "--url", "{url}", "--table", "{table}", "--token", "{token}"]
+
+
+def write_roster(path: Path, entrants: int, rounds: int, table_size: int, game_ms: int = 600_000) -> Path:
+    lines = [
+        'name = "test league"', 'format = "swiss"', f"rounds = {rounds}", f"table_size = {table_size}", "seed = 3",
+        "[options]", f"game_ms = {game_ms}", "opening_ms = 120000", "turn_ms = 30000", "quiet_ms = 10000",
+    ]
+    for i in range(entrants):
+        kind = "greedy" if i % 2 == 0 else "random"
+        argv = [sys.executable, "-m", "server.cli", "bot"] + [a.replace("{kind}", kind).replace("{seed}", str(i))
+                                                              for a in BOT]
+        lines += ["[[entrant]]", f'name = "{kind}-{i}"', f"bot = {json.dumps(argv)}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def games_by_name(doc: dict) -> dict[str, int]:
+    return {e["name"]: e["games"] for e in doc["entrants"]}
+
+
+def stored_standings(data: Path) -> list[dict]:
+    with Store(data / "tournament.sqlite") as store:
+        snap = store.load()
+        names = {e.id: e.name for e in snap.entrants}
+        fresh = compute_standings(names, snap.results(), snap.roster.points, set())
+        return [s.to_dict() for s in fresh]
+
+
+async def test_bot_league_plays_every_round_to_the_end(tmp_path):
+    roster = write_roster(tmp_path / "league.toml", entrants=5, rounds=2, table_size=3)
+    cfg = DirectorConfig(roster=str(roster), data_dir=str(tmp_path / "data"), port=0, time_scale=600, live=False)
+    lines: list[str] = []
+    with trio.fail_after(120):
+        doc = await run_tournament(cfg, lines.append)
+    assert doc["state"] == "finished" and [r["finished"] for r in doc["rounds"]] == [True, True]
+    assert games_by_name(doc) == {f"{'greedy' if i % 2 == 0 else 'random'}-{i}": 2 for i in range(5)}
+    for rnd in doc["rounds"]:
+        assert sorted(len(t["seats"]) for t in rnd["tables"]) == [2, 3]  # balanced, no lone player
+    points = [e["points"] for e in doc["entrants"]]
+    assert points == sorted(points, reverse=True)
+    assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
+        {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(tmp_path / "data")
+    ]
+    export = tmp_path / "data" / "export"
+    assert {"standings.csv", "results.csv", "tournament.json"} <= {p.name for p in export.iterdir()}
+    assert len(list((export / "replays").iterdir())) == 4  # every game's replay file is kept
+
+
+def test_director_killed_mid_round_finishes_after_restart_counting_every_game_once(tmp_path):
+    roster = write_roster(tmp_path / "league.toml", entrants=6, rounds=3, table_size=3, game_ms=1_200_000)
+    data = tmp_path / "data"
+    argv = [sys.executable, "-m", "server.cli", "tournament", "--roster", str(roster), "--data", str(data),
+            "--port", "0", "--time-scale", "400", "--json"]
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        seen = b""
+        while b"round 2:" not in seen and time.monotonic() < deadline:  # kill it once round 2 is under way
+            seen += first.stderr.readline()
+        assert b"round 2:" in seen, seen
+        time.sleep(0.5)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)  # the director, its server and its bots, mid-round
+        first.wait()
+    second = subprocess.run(argv, capture_output=True, timeout=120)
+    assert second.returncode == 0, second.stderr.decode()[-2000:]
+    doc = json.loads(second.stdout)
+    assert doc["state"] == "finished" and len(doc["rounds"]) == 3
+    assert set(games_by_name(doc).values()) == {3}  # no game lost, none counted twice
+    tables = [t["server_table"] for r in doc["rounds"] for t in r["tables"]]
+    assert len(tables) == len(set(tables)) == 6
+    assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
+        {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(data)
+    ]
