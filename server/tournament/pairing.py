@@ -7,7 +7,7 @@
 * ``next_round``: the format's choice between the two, as the director calls it every round.
 * ``History``: who met whom and who sat where so far, built from the tables played (``History.from_tables``).
 
-Seat 0 plays first, so both formats first spread the entrants who have had seat 0 least over the tables (the
+Seat 0 plays first (docs/rules/parsimonia.md), so both formats first spread the entrants who have had seat 0 least over the tables (the
 sum over tables of the fewest times anyone there had seat 0 is kept as low as it can be; while the number of
 tables stays the same, seat-0 counts never drift more than 1 apart). Within a table, seats then go, seat 0
 first, to whoever has sat in that seat least often (the better standing first on a tie).
@@ -27,9 +27,9 @@ from .roster import MAX_TABLE, MIN_TABLE, Format
 Tables = list[list[int]]
 _Cost = tuple[int, int, int]
 # Seeded shakes of a Swiss arrangement, divided by the number of entrants (at least 2).
-_SHAKES = 400
-# Annealing steps of a round-robin plan: per round planned and per entrant, and at most.
-_ANNEAL_STEPS, _ANNEAL_MAX_STEPS = 400, 200_000
+_SHAKES = 100
+# Annealing steps of a round-robin plan: per round planned and per entrant, at least, at most.
+_ANNEAL_STEPS, _ANNEAL_MIN_STEPS, _ANNEAL_MAX_STEPS = 400, 20_000, 200_000
 
 
 @dataclass
@@ -136,9 +136,10 @@ def round_robin_round(entrants: Sequence[int], history: History, sizes: Sequence
                       seed: int) -> Tables:
     """The next round of a schedule over ``rounds_left`` rounds in which every pair meets as evenly as can be.
 
-    ``entrants`` in standings order (it only breaks ties for seats). Plans all the rounds left at once (simulated annealing from a seeded start, history included) and plays
-    the planned round that best spreads the entrants who have had seat 0 least; replanning every round from
-    the history keeps the schedule right after an entrant drops.
+    Plans all the rounds left at once (simulated annealing from a seeded start, history included), takes the
+    planned round that best spreads the entrants who have had seat 0 least, and swaps in it until they are
+    spread. Replanning every round from the history keeps the schedule right after an entrant drops.
+    ``entrants`` in standings order (it only breaks ties for seats).
     """
     _check(entrants, sizes)
     rng = random.Random(f"{seed}/{rounds_left}")
@@ -164,7 +165,7 @@ def _spread_first_seats(tables: Tables, history: History) -> Tables:
     tables = [t[:] for t in tables]
 
     def repeats(table: list[int]) -> int:
-        return sum(history.meetings(a, b) for a, b in combinations(table, 2))
+        return sum(_repeat_cost(history.meetings(a, b)) for a, b in combinations(table, 2))
 
     while True:
         best: tuple[int, int, int, int, int] | None = None
@@ -204,7 +205,7 @@ def _anneal(plan: list[Tables], history: History, rng: random.Random) -> list[Ta
         for table in tables:
             for a, b in combinations(table, 2):
                 met[_pair(a, b)] += 1
-    steps = min(_ANNEAL_MAX_STEPS, _ANNEAL_STEPS * len(plan) * sum(map(len, plan[0])))
+    steps = min(_ANNEAL_MAX_STEPS, max(_ANNEAL_MIN_STEPS, _ANNEAL_STEPS * len(plan) * sum(map(len, plan[0]))))
     energy = best_energy = 0
     best = [[t[:] for t in tables] for tables in plan]
     for step in range(steps):
@@ -215,8 +216,7 @@ def _anneal(plan: list[Tables], history: History, rng: random.Random) -> list[Ta
         x, y = plan[r][a][i], plan[r][b][j]
         leaving = [_pair(x, e) for e in plan[r][a] if e != x] + [_pair(y, e) for e in plan[r][b] if e != y]
         joining = [_pair(y, e) for e in plan[r][a] if e != x] + [_pair(x, e) for e in plan[r][b] if e != y]
-        delta = (sum(_meeting_cost(met[p] + 1) - _meeting_cost(met[p]) for p in joining)
-                 + sum(_meeting_cost(met[p] - 1) - _meeting_cost(met[p]) for p in leaving))
+        delta = sum(_repeat_cost(met[p]) for p in joining) - sum(_repeat_cost(met[p] - 1) for p in leaving)
         if delta > 0 and rng.random() >= math.exp(-delta / temperature):
             continue
         plan[r][a][i], plan[r][b][j] = y, x

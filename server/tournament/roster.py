@@ -195,7 +195,7 @@ class _Parser:
         try:
             new_game(game, table_size, 0, value)
         except ValueError as exc:  # the game's own check, e.g. "options.turn_ms: expected int, got str"
-            key = next((k for k in value if str(exc).startswith(f"options.{k}")), None)
+            key = next((k for k in value if str(exc).startswith(f"options.{k}:")), None)
             raise self.fail(("options",) if key is None else ("options", key), "", str(exc)) from exc
         return dict(value)
 
@@ -214,8 +214,10 @@ class _Parser:
         return tuple(by_place) + (0,) * (MAX_TABLE - len(by_place))
 
     def entrants(self, value: Any) -> tuple[Entrant, ...]:
-        if not isinstance(value, list):
+        if value is None:
             raise self.fail(("entrant",), "entrant", "missing: add one [[entrant]] block per entrant")
+        if not isinstance(value, list):
+            raise self.fail(("entrant",), "entrant", "must be [[entrant]] blocks (double brackets), one per entrant")
         if not MIN_ENTRANTS <= len(value) <= MAX_ENTRANTS:
             raise self.fail(("entrant",), "entrant", f"{MIN_ENTRANTS}..{MAX_ENTRANTS} entrants, not {len(value)}")
         seen: dict[str, int] = {}

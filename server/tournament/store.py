@@ -166,7 +166,8 @@ class Snapshot:
         return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed)
 
     def entrant(self, entrant_id: int) -> EntrantRecord:
-        return next(e for e in self.entrants if e.id == entrant_id)
+        """The entrant with this id (``KeyError`` if none)."""
+        return {e.id: e for e in self.entrants}[entrant_id]
 
 
 class Store:

@@ -1,0 +1,161 @@
+"""The SQLite store: what is written reads back, results count once, and a restarted director knows where it was."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.tournament.roster import Entrant, Roster
+from server.tournament.store import Store, StoreError
+
+ROSTER = Roster(
+    name="Test cup",
+    entrants=(Entrant("Ada"), *(Entrant(f"bot-{i}", ("parsimonia", "bot", "greedy", "{token}")) for i in range(1, 8))),
+    rounds=2,
+    table_size=4,
+    options={"game_ms": 1200000},
+)
+
+
+def result(dollars: list[int], winners: list[int]) -> dict:
+    return {"dollars": dollars, "winners": winners, "reason": "clock", "turns": 9}
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "data" / "tournament.sqlite"
+
+
+def play_round_one(store: Store) -> None:
+    store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+    store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"])
+    store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
+    store.record_result("t1", result([900, 500, 500, 100], [0]))
+
+
+def test_a_new_store_holds_the_roster_seed_and_entrants_in_roster_order(path):
+    with Store(path) as store:
+        snap = store.begin(ROSTER, seed=42)
+    assert snap.roster == ROSTER and snap.seed == 42 and snap.state == "running"
+    assert [(e.id, e.name, e.kind) for e in snap.entrants][:2] == [(1, "Ada", "human"), (2, "bot-1", "bot")]
+    assert snap.entrants[1].bot == ("parsimonia", "bot", "greedy", "{token}")
+    assert (snap.current_round, snap.between_rounds, snap.rounds_left) == (0, True, 2)
+
+
+def test_tables_seats_tokens_and_results_read_back_after_reopening(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=42)
+        play_round_one(store)
+    with Store(path) as store:
+        snap = store.load()
+    (rnd,) = snap.rounds
+    first, second = rnd.tables
+    assert (rnd.number, rnd.finished) == (1, False)
+    assert (first.seats, first.server_table, first.state) == ((1, 2, 3, 4), "t1", "finished")
+    assert first.tokens == ("k1", "k2", "k3", "k4")
+    assert first.result == result([900, 500, 500, 100], [0])
+    assert (second.state, second.result, second.game_result()) == ("running", None, None)
+    assert first.game_result().dollars == (900, 500, 500, 100) and first.game_result().winners == (0,)
+
+
+def test_recording_a_result_twice_counts_it_once(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        play_round_one(store)
+        assert store.record_result("t1", result([0, 0, 0, 999], [3])) is False
+        snap = store.load()
+    ada = next(s for s in snap.standings() if s.name == "Ada")
+    assert (ada.points, ada.dollars, ada.games) == (6, 900, 1)
+    assert snap.rounds[0].tables[0].result["dollars"] == [900, 500, 500, 100]
+
+
+def test_a_restarted_director_sees_the_round_in_play_and_its_running_tables(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        play_round_one(store)
+    with Store(path) as store:
+        snap = store.begin(ROSTER, seed=999)  # resuming keeps the stored seed
+    assert (snap.seed, snap.current_round, snap.between_rounds, snap.rounds_left) == (1, 1, False, 1)
+    [running] = snap.unfinished_tables()
+    assert (running.position, running.server_table, running.tokens) == (2, "t2", ("k5", "k6", "k7", "k8"))
+
+
+def test_a_round_finishes_with_its_last_result_and_the_next_may_begin(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        play_round_one(store)
+        with pytest.raises(StoreError):
+            store.start_round(2, [[1, 5, 2, 6], [3, 7, 4, 8]])  # round 1 still running
+        store.record_result("t2", result([1, 2, 3, 4], [3]))
+        snap = store.load()
+        assert snap.between_rounds and snap.rounds[0].finished and snap.unfinished_tables() == []
+        store.start_round(2, snap.next_tables())
+        snap = store.load()
+    assert snap.current_round == 2 and not snap.between_rounds
+    assert [t.state for t in snap.unfinished_tables()] == ["pending", "pending"]
+    assert sorted(e for t in snap.rounds[1].tables for e in t.seats) == list(range(1, 9))
+
+
+def test_pending_tables_of_a_round_survive_a_crash_before_they_exist_on_the_server(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+    with Store(path) as store:
+        snap = store.load()
+    assert [(t.position, t.state, t.server_table, t.tokens) for t in snap.unfinished_tables()] == [
+        (1, "pending", None, (None,) * 4), (2, "pending", None, (None,) * 4)]
+
+
+def test_history_for_pairing_holds_every_seated_table(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        play_round_one(store)
+        history = store.load().history()
+    assert history.meetings(1, 4) == 1 and history.meetings(1, 5) == 0 and history.seat_count(5, 0) == 1
+
+
+def test_a_dropped_entrant_stays_in_the_standings_but_is_not_paired_again(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        play_round_one(store)
+        store.record_result("t2", result([1, 2, 3, 4], [3]))
+        store.drop(8)
+        with pytest.raises(StoreError):
+            store.drop(8)
+        snap = store.load()
+    assert snap.entrant(8).dropped_after == 1 and snap.entrant(8).dropped
+    assert next(s for s in snap.standings() if s.entrant == 8).dropped
+    assert sorted(e for t in snap.next_tables() for e in t) == list(range(1, 8))
+
+
+def test_a_file_with_another_roster_is_refused(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+    other = Roster("Other cup", ROSTER.entrants, rounds=3)
+    with Store(path) as store, pytest.raises(StoreError, match="another roster"):
+        store.begin(other, seed=1)
+
+
+def test_changes_that_do_not_fit_the_state_are_refused(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        with pytest.raises(StoreError):
+            store.start_round(2, [[1, 2, 3, 4], [5, 6, 7, 8]])  # round 1 first
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+        with pytest.raises(StoreError):
+            store.table_started(1, 1, "t1", ["only one token"])
+        store.table_started(1, 1, "t1", ["a", "b", "c", "d"])
+        with pytest.raises(StoreError):
+            store.table_started(1, 1, "t9", ["a", "b", "c", "d"])  # already running
+        with pytest.raises(StoreError):
+            store.record_result("t404", result([1], [0]))
+        with pytest.raises(StoreError):
+            store.record_result("t1", {"reason": "clock"})
+        assert store.load().rounds[0].tables[0].tokens == ("a", "b", "c", "d")
+
+
+def test_the_tournament_state_is_kept(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.set_state("paused")
+    with Store(path) as store:
+        assert store.load().state == "paused"
