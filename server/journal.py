@@ -60,12 +60,13 @@ def read_journal(path: str) -> ReadResult:
         end = pos + FRAME.size + length
         if length > MAX_RECORD:
             raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes")
-        if end > len(data):
+        if end > len(data) or (end == len(data) and zlib.crc32(data[pos + FRAME.size:end]) != crc):
+            # the last record, half written; unless whole records follow it, when its length is what broke
+            if _whole_record_after(data, pos + 1):
+                raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes, past later records")
             return ReadResult(records, True, pos)
         payload = data[pos + FRAME.size:end]
         if zlib.crc32(payload) != crc:
-            if end == len(data):  # the last record, half written
-                return ReadResult(records, True, pos)
             raise JournalCorrupt(f"{path}: record at byte {pos} fails its checksum")
         try:
             record = msgpack.unpackb(payload, raw=False, strict_map_key=False)
@@ -76,6 +77,23 @@ def read_journal(path: str) -> ReadResult:
         records.append(record)
         pos = end
     return ReadResult(records, False, pos)
+
+
+def _whole_record_after(data: bytes, start: int) -> bool:
+    """Whether a whole, valid record starts anywhere from ``start`` on. A crash cuts only the last record,
+    so a bad record with a whole one after it is corruption (e.g. a flipped length), not a torn tail."""
+    for pos in range(start, len(data) - FRAME.size + 1):
+        length, crc = FRAME.unpack_from(data, pos)
+        end = pos + FRAME.size + length
+        if end > len(data) or zlib.crc32(data[pos + FRAME.size:end]) != crc:
+            continue
+        try:
+            record = msgpack.unpackb(data[pos + FRAME.size:end], raw=False, strict_map_key=False)
+        except Exception:
+            continue
+        if isinstance(record, dict) and "k" in record:
+            return True
+    return False
 
 
 class Journal:
@@ -96,6 +114,8 @@ class Journal:
         self.syncs = 0
         self.closed = False
         self._finishing = False
+        self.failed: OSError | None = None
+        self.on_failure: Callable[[OSError], None] | None = None
 
     def append(self, record: dict[str, Any]) -> None:
         self._pending.append(encode_record(record))
@@ -131,7 +151,13 @@ class Journal:
                     continue
                 batch, self._pending = self._pending, []
                 upto = self._appended
-                await trio.to_thread.run_sync(self._write, b"".join(batch))
+                try:
+                    await trio.to_thread.run_sync(self._write, b"".join(batch))
+                except OSError as exc:  # disk full, I/O error: nothing more is durable, nothing is acknowledged
+                    self.failed = exc
+                    if self.on_failure is not None:
+                        self.on_failure(exc)
+                    return
                 self.syncs += 1
                 self._durable = upto
                 while self._callbacks and self._callbacks[0][0] <= upto:

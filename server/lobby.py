@@ -74,6 +74,7 @@ class Lobby:
         table.on_finish = self._finished
         self.tables[table.id] = table
         if table.journal is not None:
+            table.journal.on_failure = table.journal_failed
             self.nursery.start_soon(table.journal.run)
         self.nursery.start_soon(table.run)
 

@@ -123,7 +123,7 @@ class Table:
                 continue
             try:
                 steps[kind](record)
-            except (KeyError, IllegalAction, SchemaError, ValueError) as exc:
+            except Exception as exc:  # whatever a bad journal makes fail, it is that journal's problem
                 raise ReplayMismatch(f"record {n} ({kind}) does not replay: {exc!r}") from None
         table._outbox.clear()
         return table
@@ -146,6 +146,14 @@ class Table:
             "state": self.state,
             "spectators": len(self.spectators),
         }
+
+    def journal_failed(self, exc: OSError) -> None:
+        """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
+        self.log.error("journal_failed", error=str(exc))
+        self.state = OVER
+        notice = ProtocolError("internal", "this table's journal could not be written; the table is stopped")
+        for conn, _ in self._subscribers():
+            conn.send(messages.error(notice, table=self.id))
 
     def detach(self, conn: "Connection") -> None:
         """A connection went away: its seat stays in the game, its clock keeps running."""
@@ -180,8 +188,13 @@ class Table:
 
     def _fire_deadlines(self, now: int) -> None:
         deadline = self._next_deadline()
-        if deadline is not None and deadline <= now:
+        if deadline is None or deadline > now:
+            return
+        try:
             self._do_tick(now)
+        except Exception:  # a bug in a game's clock stops that table, never the server
+            self.log.exception("tick_failed")
+            self._do_finish(now, ended="server_error")
 
     def _handle(self, request: Request, now: int) -> None:
         msg, conn = request.msg, request.conn
@@ -243,7 +256,9 @@ class Table:
         self._send(conn, messages.reply("left", msg.get("id"), table=self.id))
 
     def _on_resume(self, conn: "Connection", msg: dict[str, Any], now: int) -> None:
-        seat = next((s for s in self.seats if hmac.compare_digest(s.token, msg["token"])), None)
+        # as bytes: compare_digest refuses str with non-ASCII characters, and a client may send any
+        token = msg["token"].encode()
+        seat = next((s for s in self.seats if hmac.compare_digest(s.token.encode(), token)), None)
         if seat is None:
             raise ProtocolError("bad_token", "that token holds no seat at this table")
         if seat.conn is not None and seat.conn is not conn:
@@ -365,17 +380,19 @@ class Table:
         if self.engine is None:
             self.engine = new_game(self.game_name, self.seat_count, self.seed, self.options, self.time_scale, at)
             self.started_at = at
-        self._do_finish(at, closed=True)
+        self._do_finish(at, ended="closed")
         for conn, seat in self._subscribers(views_only=True):
             self._send_view(conn, seat, at)
 
-    def _do_finish(self, at: int, closed: bool = False) -> None:
+    def _do_finish(self, at: int, ended: str | None = None) -> None:
+        """The game is over: by its own rules, or ``ended`` ("closed" by the organiser, "server_error")
+        with no winner."""
         assert self.engine is not None
         self.state = OVER
         self.paused_at = None
         base = self.engine.result()
-        if closed:
-            base = {**base, "over": True, "reason": "closed", "winners": []}
+        if ended is not None:
+            base = {**base, "over": True, "reason": ended, "winners": []}
         self.result = {
             **base,
             "actions": self.actions,

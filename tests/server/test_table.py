@@ -319,3 +319,43 @@ async def test_hidden_information_frame_by_frame_for_spectator_and_every_seat(se
     for s, client in enumerate(clients):
         holders = [m for m in client.frames if any(v == tokens[s] for v in walk(m))]
         assert [m["type"] for m in holders] == ["joined"]
+
+
+async def test_a_failing_clock_stops_its_table_not_the_server(server, autojump_clock):
+    """An engine bug at a deadline ends that table with reason server_error; other tables go on."""
+    async with connect(server, "a") as a, connect(server, "b") as b, connect(server, "c") as c:
+        broken = await create_table(a, 2, options=SHORT)
+        healthy = await create_table(c, 2, options=SHORT)
+        await join(a, broken)
+        await join(b, broken)
+        engine = server.lobby.tables[broken].engine
+
+        def explode(now_ms: int) -> list:
+            raise RuntimeError("a bug in the game's clock")
+
+        engine.advance = explode
+        ended = await a.event("result")
+        assert ended["event"]["result"]["reason"] == "server_error"
+        assert ended["event"]["result"]["winners"] == []
+        await join(c, healthy)
+        async with connect(server, "d") as d:
+            await join(d, healthy)
+            assert (await c.event("turn_started"))["table"] == healthy  # the healthy table's clocks still run
+
+
+async def test_a_journal_that_cannot_be_written_stops_its_table_not_the_server(start_server, tmp_path):
+    srv = await start_server(data_dir=str(tmp_path))
+    async with connect(srv, "a") as a, connect(srv, "b") as b:
+        failing = await create_table(a, 2, options=SHORT)
+        journal = srv.lobby.tables[failing].journal
+
+        def disk_full(data: bytes) -> None:
+            raise OSError(28, "No space left on device")
+
+        journal._write = disk_full
+        await a.send({"type": "join", "id": 7, "table": failing, "name": "a"})
+        notice = await a.expect(lambda m: m["type"] == "error" and m.get("table") == failing)
+        assert notice["code"] == "internal" and "journal" in notice["message"]
+        assert not [m for m in a.frames if m.get("re") == 7]  # the join was never acknowledged
+        healthy = await create_table(b, 2, options=SHORT)
+        assert (await join(b, healthy))["seat"] == 0
