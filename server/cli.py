@@ -110,8 +110,11 @@ def _bot(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     import trio
 
+    from server import logs
     from server.demo import demo
 
+    if args.url is None:
+        logs.configure(level=logging.WARNING)  # the in-process server's log would drown the result
     out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url)
     if args.json:
         print(json.dumps(out, sort_keys=True))

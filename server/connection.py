@@ -237,7 +237,11 @@ class Connection:
                 )
                 self.created += 1
                 self.log.info("table_created", table=table.id)
-                self.send(messages.reply("created", re, table=table.id))
+                created = messages.reply("created", re, table=table.id)
+                if table.journal is None:
+                    self.send(created)
+                else:  # acknowledged once the table's first record is on disk
+                    table.journal.after_durable(lambda: self.send(created))
             else:
                 assert kind in TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -10,7 +9,6 @@ import trio
 
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
-from server import logs
 from server.app import Server, ServerConfig
 from server.simulate import player_kinds
 
@@ -55,7 +53,6 @@ async def demo(
     """Play against ``url``, or against a server started in process on a free loopback port."""
     if url is not None:
         return await play(url, players, seed, time_scale, kind)
-    logs.configure(level=logging.WARNING)  # the in-process server's log would drown the result
     async with trio.open_nursery() as nursery:
         server = await nursery.start(Server(ServerConfig(port=0)).run)
         out = await play(f"ws://127.0.0.1:{server.port}", players, seed, time_scale, kind)

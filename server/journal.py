@@ -28,6 +28,7 @@ import trio
 
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
+ZEROS = bytes(FRAME.size)
 POLICIES = ("fsync", "write", "off")
 
 
@@ -54,6 +55,8 @@ def read_journal(path: str) -> ReadResult:
     records: list[dict[str, Any]] = []
     pos = 0
     while pos < len(data):
+        if data[pos:pos + FRAME.size] == ZEROS and not data[pos:].strip(b"\0"):
+            return ReadResult(records, True, pos)  # a power cut can leave zeros where the last writes went
         if len(data) - pos < FRAME.size:
             return ReadResult(records, True, pos)
         length, crc = FRAME.unpack_from(data, pos)

@@ -344,9 +344,9 @@ class Table:
         self.state = RUNNING
         self.started_at = at
         self._record({"k": "start", "at": at})
-        self.log.info("table_started", seed=self.seed)
+        self.log.info("table_started")  # not the seed: it orders the hidden deck (the journal keeps it)
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
-        self._publish([Event("game_started", at, {"seats": seats, "seed": self.seed})], at)
+        self._publish([Event("game_started", at, {"seats": seats})], at)
 
     def _do_cmd(self, at: int, seat: int, command: dict[str, Any]) -> None:
         assert self.engine is not None

@@ -191,7 +191,7 @@ async def test_opening_runs_several_auctions_from_different_players_at_once(serv
 VIEW_KEYS = {"game", "seat", "now", "phase", "turn", "current", "step", "turn_over", "deadlines", "config", "cards",
              "players", "drawn", "company", "deck_count", "aside_count", "auctions", "result"}
 EVENT_FIELDS = {
-    "game_started": {"seats", "seed"},
+    "game_started": {"seats"},
     "opening_ended": {"reason", "open_auctions"},
     "turn_started": {"seat", "turn", "deadline"},
     "deck_reshuffled": {"count"},

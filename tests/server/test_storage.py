@@ -1,0 +1,203 @@
+"""The data directory: recovering every table on start, setting aside what cannot be trusted, archiving
+finished games, and where the server clock and the table numbers start again."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import trio
+from structlog.testing import capture_logs
+
+from server.journal import encode_record, read_journal
+from server.storage import DataDir
+from server.table import Table
+from tests.server.conftest import connect, create_table, join
+
+
+OPTIONS = {"opening_ms": 600_000, "turn_ms": 600_000, "game_ms": 3_600_000, "quiet_ms": 60_000}
+
+
+def table_records(table_id: str, *, at: int = 1000, seed: int = 7) -> list[dict[str, Any]]:
+    """A two-seat table that started at ``at`` and where seat 0 declared ready 500 ms later."""
+    return [
+        {"k": "table", "id": table_id, "game": "parsimonia", "seats": 2, "seed": seed, "time_scale": 1.0,
+         "options": OPTIONS},
+        {"k": "join", "name": "ada", "token": f"{table_id}-token-ada-0123456789"},
+        {"k": "join", "name": "bob", "token": f"{table_id}-token-bob-0123456789"},
+        {"k": "start", "at": at},
+        {"k": "cmd", "at": at + 500, "seat": 0, "command": {"type": "ready"}},
+    ]
+
+
+def write_journal(path: str, records: list[dict[str, Any]], tail: bytes = b"") -> int:
+    """Write the records (and ``tail`` bytes after them); return the size of the whole records."""
+    data = b"".join(encode_record(r) for r in records)
+    with open(path, "wb") as f:
+        f.write(data + tail)
+    return len(data)
+
+
+def corrupt_middle(path: str) -> None:
+    """Flip a byte inside the second record's payload."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    second = len(encode_record(read_journal(path).records[0]))
+    data[second + 12] ^= 0x55
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def names(directory: str) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+# ------------------------------------------------------------------ recovery
+
+
+async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recover(start_server, tmp_path,
+                                                                                   autojump_clock):
+    data = DataDir(str(tmp_path))
+    for n in (1, 2, 3):
+        write_journal(data.journal_path(f"t{n}"), table_records(f"t{n}", seed=n))
+    corrupt_middle(data.journal_path("t2"))
+    with open(data.journal_path("t4"), "wb"):
+        pass  # created, but its first record never reached the disk
+    write_journal(data.journal_path("t5"), [*table_records("t5"),  # a command the rules refuse at that point
+                                            {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "end_turn"}}])
+    write_journal(data.journal_path("t6"), table_records("t6")[1:])  # no table record at its start
+    with open(os.path.join(data.tables, "notes.txt"), "w") as f:
+        f.write("not a journal")
+
+    with capture_logs() as logged:
+        server = await start_server(data_dir=str(tmp_path))
+    assert sorted(server.lobby.tables) == ["t1", "t3"]
+    assert names(data.corrupt) == ["t2.journal", "t4.journal", "t5.journal", "t6.journal"]
+    assert names(data.tables) == ["notes.txt", "t1.journal", "t3.journal"]
+    set_aside = {e["journal"]: e for e in logged if e["event"] == "journal_set_aside"}
+    assert sorted(set_aside) == ["t2.journal", "t4.journal", "t5.journal", "t6.journal"]
+    assert all(e["log_level"] == "error" and e["why"] for e in set_aside.values())
+    assert "checksum" in set_aside["t2.journal"]["why"] and "does not replay" in set_aside["t5.journal"]["why"]
+
+    for table_id in ("t1", "t3"):
+        t = server.lobby.tables[table_id]
+        assert t.state == "running" and [s.token for s in t.seats] == [r["token"] for r in
+                                                                       table_records(table_id)[1:3]]
+        assert t.engine.ready == {0} and t.seed == int(table_id[1:])
+    async with connect(server, "ada") as ada:
+        token = table_records("t3")[1]["token"]
+        assert (await ada.request("resume", table="t3", token=token, last_seq=0))["type"] == "resumed"
+        assert (await ada.request("act", table="t3", command={"type": "vote_end", "agree": True}))["type"] == "ok"
+        assert (await ada.request("view", table="t2"))["code"] == "no_such_table"
+        # new tables are numbered after every journal the directory holds, the corrupt ones included
+        assert await create_table(ada, 2) == "t7"
+
+
+async def test_a_torn_tail_is_dropped_and_the_journal_grows_after_it(start_server, tmp_path, autojump_clock):
+    data = DataDir(str(tmp_path))
+    records = table_records("t1")
+    torn = encode_record({"k": "cmd", "at": 1700, "seat": 1, "command": {"type": "ready"}})[:-5]
+    whole = write_journal(data.journal_path("t1"), records, tail=torn)
+    assert read_journal(data.journal_path("t1")).torn
+
+    with capture_logs() as logged:
+        server = await start_server(data_dir=str(tmp_path))
+    assert [e for e in logged if e["event"] == "journal_torn_tail_dropped"][0]["kept_bytes"] == whole
+    t = server.lobby.tables["t1"]
+    assert t.engine.ready == {0}  # the torn "ready" of seat 1 is not part of the game
+    async with connect(server, "bob") as bob:
+        assert (await bob.request("resume", table="t1", token=records[2]["token"], last_seq=0))["type"] == "resumed"
+        reply = await bob.request("act", table="t1", command={"type": "vote_end", "agree": True})
+        assert reply["type"] == "ok"
+    after = read_journal(data.journal_path("t1"))
+    assert not after.torn
+    assert after.records[:-1] == records
+    assert after.records[-1]["k"] == "cmd" and after.records[-1]["command"] == {"type": "vote_end", "agree": True}
+    assert after.valid_bytes == os.path.getsize(data.journal_path("t1")) > whole
+
+
+# ------------------------------------------------------------------ the clock
+
+
+def test_start_ms_is_no_earlier_than_any_record_or_the_heartbeat(tmp_path):
+    data = DataDir(str(tmp_path))
+    assert data.start_ms(data.recover()) == 0  # a new directory
+    write_journal(data.journal_path("t1"), table_records("t1", at=1000))
+    write_journal(data.journal_path("t2"), [*table_records("t2", at=5000),
+                                            {"k": "tick", "at": 7250}])
+    recovered = data.recover()
+    assert data.start_ms(recovered) == 7250
+    for heartbeat, expected in (("9000", 9000), ("3000", 7250), ("garbage", 7250), ("", 7250)):
+        with open(data.clock_path, "w") as f:
+            f.write(heartbeat)
+        assert data.start_ms(recovered) == expected, heartbeat
+    os.remove(data.journal_path("t1"))
+    os.remove(data.journal_path("t2"))
+    with open(data.clock_path, "w") as f:
+        f.write("123456")
+    assert data.start_ms(data.recover()) == 123456
+
+
+async def test_server_time_continues_from_the_heartbeat_and_is_kept_in_it(start_server, tmp_path, autojump_clock):
+    with open(os.path.join(tmp_path, "clock"), "w") as f:
+        f.write("86400000")
+    server = await start_server(data_dir=str(tmp_path))
+    async with connect(server) as client:
+        welcome = client.frames[0]
+        assert 86_400_000 <= welcome["server_time"] < 86_400_000 + 1000
+        await trio.sleep(5)
+        pong = await client.request("ping")
+        assert pong["server_time"] >= 86_405_000
+    with open(os.path.join(tmp_path, "clock")) as f:
+        assert 86_404_000 <= int(f.read()) <= pong["server_time"]
+
+
+# ------------------------------------------------------------------ finished games and table numbers
+
+
+async def test_a_finished_table_is_archived_to_replays(start_server, tmp_path, autojump_clock):
+    server = await start_server(data_dir=str(tmp_path))
+    data = DataDir(str(tmp_path))
+    async with connect(server, "ada") as ada, connect(server, "bob") as bob:
+        table = await create_table(ada, 2, seed=3, options=OPTIONS)
+        await join(ada, table)
+        await join(bob, table)
+        assert names(data.tables) == [f"{table}.journal"]
+        for client in (ada, bob):
+            assert (await client.request("act", table=table, command={"type": "vote_end", "agree": True}))["type"] \
+                == "ok"
+        result = (await ada.event("result"))["event"]["result"]
+    assert result["reason"] == "agreement"
+    assert names(data.tables) == [] and names(data.replays) == [f"{table}.journal"]
+    replay = read_journal(os.path.join(data.replays, f"{table}.journal"))
+    assert [r["k"] for r in replay.records] == ["table", "join", "join", "start", "cmd", "cmd", "end"]
+    assert replay.records[-1]["result"] == result and not replay.torn
+
+
+async def test_a_table_that_ended_just_before_a_crash_is_archived_on_start(start_server, tmp_path, autojump_clock):
+    data = DataDir(str(tmp_path))
+    records = [*table_records("t1"), {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "quit"}}]
+    # what the table recorded live: the end, with its result
+    live = Table.replay(records)
+    assert live.state == "over"
+    records.append({"k": "end", "at": 1600, "result": live.result})
+    write_journal(data.journal_path("t1"), records)
+    server = await start_server(data_dir=str(tmp_path))
+    with trio.fail_after(10):
+        while names(data.tables):
+            await trio.sleep(0.01)
+    assert names(data.replays) == ["t1.journal"]
+    assert server.lobby.tables["t1"].state == "over"
+    assert read_journal(os.path.join(data.replays, "t1.journal")).records == records
+
+
+async def test_table_numbers_continue_after_the_highest_journal(start_server, tmp_path, autojump_clock):
+    data = DataDir(str(tmp_path))
+    write_journal(os.path.join(data.replays, "t3.journal"), table_records("t3"))
+    write_journal(os.path.join(data.replays, "t12.journal"), table_records("t12"))
+    write_journal(data.journal_path("t4"), table_records("t4"))
+    assert data.next_table_number() == 13
+    server = await start_server(data_dir=str(tmp_path))
+    async with connect(server) as client:
+        assert [await create_table(client, 2) for _ in range(2)] == ["t13", "t14"]
+    assert sorted(server.lobby.tables) == ["t13", "t14", "t4"]
