@@ -55,8 +55,11 @@ BUSY_LOAD = 0.7  # 1-minute load average above which the harness warns that othe
 def server_command(name: str, port: int, data_dir: str) -> list[str]:
     if name in OURS:
         durability = ["--data", data_dir] if name == "parsimonia" else ["--sync", "off"]
+        # the generator is the one client that per-client limits exist to stop: lift them for it
+        limits = ["--max-tables-per-client", "1000000", "--max-messages-per-s", "1000000",
+                  "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "1000000"]
         return [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port", str(port),
-                "--log-level", "warning", *durability]
+                "--log-level", "warning", *durability, *limits]
     if name == "bare-trio":
         return [sys.executable, str(BENCH / "baseline_trio.py"), "--port", str(port)]
     if name == "bare-websockets":

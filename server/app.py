@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hmac
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from server.storage import DataDir
 # The WebSocket layer cuts off (1009) only frames far over max_frame_bytes; a frame a little over it
 # reaches the codec, which answers `too_large` as protocol/SPEC.md says.
 WS_SIZE_FACTOR = 2
+GC_THRESHOLDS = (50_000, 20, 100)
 
 
 @dataclass
@@ -50,6 +52,11 @@ class Server:
         return admin is not None and token is not None and hmac.compare_digest(admin.encode(), token.encode())
 
     async def run(self, *, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
+        # A server holds millions of long-lived objects (engines, histories, connections). With Python's
+        # default thresholds (700, 10, 10) the cyclic collector kept walking them: at 1,000 tables and 250
+        # bids/s, p99 latency was 213 ms and timers fired 543 ms late. Collecting the young generation every
+        # 50,000 allocations and the older ones more rarely gave 2.2 ms and 1 ms (bench/README.md).
+        gc.set_threshold(*GC_THRESHOLDS)
         cfg = self.config
         async with trio.open_nursery() as nursery:
             if cfg.data_dir is None:

@@ -154,7 +154,8 @@ class Director:
         if self.link.admin_token is not None:
             await self.link.admin("publish", topic=STANDINGS_TOPIC, data=doc)
         if self.cfg.live:
-            self.out(render_standings(doc))
+            redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place
+            self.out(redraw + render_standings(doc))
 
     # ------------------------------------------------------------------ the organiser's console
 
@@ -162,12 +163,14 @@ class Director:
         """``pause``, ``resume``, ``replace NAME``, ``drop NAME`` or ``standings``; returns what happened."""
         word, _, arg = line.strip().partition(" ")
         if word in ("pause", "resume"):
+            done = 0
             for sid in list(self._running):
                 try:
                     await self.link.admin(word, table=sid)
-                except ServerError as exc:
+                    done += 1
+                except ServerError as exc:  # e.g. a table already paused, or just ended
                     self.log.warning("admin_refused", action=word, table=sid, code=exc.code)
-            return f"{word}d {len(self._running)} tables"
+            return f"{word}d {done} tables"
         if word == "drop":
             snap = self.store.load()
             entrant = next((e for e in snap.entrants if e.name == arg), None)

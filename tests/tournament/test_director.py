@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from server import logs
-from server.tournament.director import DirectorConfig, run_tournament
+from server.tournament.director import Director, DirectorConfig, run_tournament
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
 
@@ -101,3 +101,53 @@ def test_director_killed_mid_round_finishes_after_restart_counting_every_game_on
     assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
         {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(data)
     ]
+
+
+async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
+    """A human who never shows up: the organiser pauses and resumes the round, has a greedy bot take the
+    human's seat, and drops the human from the next round."""
+    lines = ['name = "with a human"', "rounds = 2", "table_size = 3", "seed = 5",
+             "[options]", "game_ms = 600000", "opening_ms = 60000", "turn_ms = 20000", "quiet_ms = 5000",
+             "[[entrant]]", 'name = "Ada"', "human = true"]
+    for i in range(2):
+        argv = [sys.executable, "-m", "server.cli", "bot", "greedy", "--seed", str(i), "--url", "{url}",
+                "--table", "{table}", "--token", "{token}"]
+        lines += ["[[entrant]]", f'name = "bot-{i}"', f"bot = {json.dumps(argv)}"]
+    (tmp_path / "r.toml").write_text("\n".join(lines) + "\n")
+    cfg = DirectorConfig(roster=str(tmp_path / "r.toml"), data_dir=str(tmp_path / "data"), port=0, time_scale=100,
+                         live=False)
+    seen: list[str] = []
+    directors: list[Director] = []
+    original_run = Director.run
+
+    async def run_and_keep(self: Director):
+        directors.append(self)
+        return await original_run(self)
+
+    async def organise() -> None:
+        while not (directors and directors[0]._running):
+            await trio.sleep(0.05)
+        director = directors[0]
+        assert await director.command("pause") == "paused 1 tables"  # the server accepted it
+        assert await director.command("pause") == "paused 0 tables"  # already paused: refused
+        seen.append(await director.command("resume"))
+        seen.append(await director.command("replace Ada"))
+        seen.append(await director.command("drop Ada"))
+        seen.append(await director.command("replace Nobody"))
+        seen.append(await director.command("dance"))
+
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            Director.run = run_and_keep
+            try:
+                nursery.start_soon(organise)
+                doc = await run_tournament(cfg, lambda line: None)
+            finally:
+                Director.run = original_run
+    assert seen[0] == "resumed 1 tables"
+    assert seen[1].startswith("a greedy bot plays Ada's seat")
+    assert seen[2] == "Ada is dropped from the next round on"
+    assert seen[3] == "Nobody is not at a running table" and seen[4].startswith("commands:")
+    ada = next(e for e in doc["entrants"] if e["name"] == "Ada")
+    assert ada["dropped"] and ada["games"] == 1  # played round 1 (by the stand-in), not round 2
+    assert len(doc["rounds"][1]["tables"]) == 1 and len(doc["rounds"][1]["tables"][0]["seats"]) == 2
