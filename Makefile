@@ -19,7 +19,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python bench/engine_games.py --games 1000 --players 4
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/parsimonia bench --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
