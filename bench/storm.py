@@ -43,9 +43,10 @@ DEFAULT_RATES = (250, 500, 1000, 2000, 4000, 8000, 16000)
 QUICK_TABLES = (10,)
 QUICK_RATES = (250, 1000, 2000)
 SERVERS = ("parsimonia", "bare-trio", "bare-websockets")
-OURS = ("parsimonia", "parsimonia-nojournal")  # journaled with fsync (the default), and memory only
-ALIASES = {"ours": "parsimonia", "nojournal": "parsimonia-nojournal", "trio": "bare-trio",
-           "websockets": "bare-websockets"}
+# ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off)
+OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal")
+ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "nojournal": "parsimonia-nojournal",
+           "trio": "bare-trio", "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
 LOADGEN_LAG_LIMIT_MS = 20.0
 LOADGEN_CPU_LIMIT = 0.9
@@ -54,7 +55,8 @@ BUSY_LOAD = 0.7  # 1-minute load average above which the harness warns that othe
 
 def server_command(name: str, port: int, data_dir: str) -> list[str]:
     if name in OURS:
-        durability = ["--data", data_dir] if name == "parsimonia" else ["--sync", "off"]
+        durability = {"parsimonia": ["--data", data_dir], "parsimonia-write": ["--data", data_dir, "--sync", "write"],
+                      "parsimonia-nojournal": ["--sync", "off"]}[name]
         # the generator is the one client that per-client limits exist to stop: lift them for it
         limits = ["--max-tables-per-client", "1000000", "--max-messages-per-s", "1000000",
                   "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "1000000"]
