@@ -82,7 +82,7 @@ class Config:
     engine_games: int = 100
     setup_timeout: float = 180.0
     json_path: str | None = str(BENCH / "results" / "latest.json")
-    plot_path: str | None = str(BENCH / "results" / "p99.png")
+    plot_path: str | None = str(BENCH / "results" / "latest.png")
     quick: bool = False
 
 
@@ -460,7 +460,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"T={','.join(map(str, QUICK_TABLES))}, rates {','.join(map(str, QUICK_RATES))}, "
                              "3 s runs: under two minutes")
     parser.add_argument("--json", metavar="PATH", help="results file (default bench/results/latest.json)")
-    parser.add_argument("--plot", metavar="PATH", help="PNG of p99 against rate (default bench/results/p99.png)")
+    parser.add_argument("--plot", metavar="PATH", help="PNG of p99 against rate (default bench/results/latest.png)")
     parser.add_argument("--tables", help="comma-separated table counts (default 10,100,1000)")
     parser.add_argument("--rates", help="comma-separated bid rates, rising (default 250,500,...,16000)")
     parser.add_argument("--duration", type=float, help="measured seconds per run (default 10; quick 3)")
