@@ -1,0 +1,39 @@
+"""The bot shown in the README ("Write a bot in a page") really plays: its code is taken from the README
+and run against a live server, two of it at one table, to the end of a short game."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import trio
+
+from clients.sdk import BotSession
+from tests.server.conftest import BANK, SHORT, _quiet_server_logs, server, url  # noqa: F401 (fixtures)
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def readme_bot_class() -> type:
+    section = README.split("## Write a bot in a page", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    definitions = code.split("\nresult = trio.run(")[0]  # the class, without the line that connects
+    namespace: dict = {}
+    exec(compile(definitions, "README.md", "exec"), namespace)
+    return namespace["Cautious"]
+
+
+async def test_the_readme_bot_plays_a_whole_game(server, autojump_clock):
+    bot_class = readme_bot_class()
+    create = {"seed": 8, "options": SHORT}
+    bots = [BotSession(url(server), bot_class(), name=f"cautious-{i}", seats=2, create_options=create)
+            for i in range(2)]
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(bots[0].run)
+            await bots[0].joined.wait()
+            nursery.start_soon(bots[1].run)
+    result = bots[0].result
+    assert result is not None and result == bots[1].result and result["over"]
+    assert sum(result["dollars"]) + result["company_dollars"] == BANK
+    assert bots[0].actions > 0 and bots[1].actions > 0
