@@ -163,9 +163,19 @@ async def run_bot(url: str, player: Player, **options: Any) -> dict[str, Any]:
     return await BotSession(url, player, **options).run()
 
 
-async def request_once(url: str, kind: str, **fields: Any) -> dict[str, Any]:
+async def call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:
+    """Send one request and return its reply, passing over any push; raise ``ServerError`` on an error."""
+    await ws.send_message(encode({"type": kind, "id": 1, **fields}))
+    while True:
+        msg = decode(await ws.get_message())
+        if msg.get("re") == 1 and msg["type"] != "view":
+            if msg["type"] == "error":
+                raise ServerError(msg)
+            return msg
+
+
+async def request_once(url: str, kind: str, client: str = "parsimonia-sdk", **fields: Any) -> dict[str, Any]:
     """Connect, say hello, send one request and return its reply (e.g. ``create`` or ``tables``)."""
     async with open_websocket_url(url) as ws:
-        session = BotSession(url, player=None)  # type: ignore[arg-type]
-        await session._request(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-sdk")
-        return await session._request(ws, kind, **fields)
+        await call(ws, "hello", version=PROTOCOL_VERSION, client=client)
+        return await call(ws, kind, **fields)

@@ -12,8 +12,8 @@ from protocol.messages import PROTOCOL_VERSION
 
 def describe(msg: dict[str, Any]) -> str:
     event = msg["event"]
-    fields = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("type", "at", "auction") or k == "auction"
-                      and not isinstance(v, dict))
+    fields = " ".join(f"{k}={v}" for k, v in event.items()
+                      if k not in ("type", "at") and not (k == "auction" and isinstance(v, dict)))
     if isinstance(event.get("auction"), dict):
         a = event["auction"]
         fields = f"auction={a['id']} seller={a['seller']} lot={a['lot']} start={a['start_price']} " + fields

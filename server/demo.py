@@ -10,7 +10,7 @@ import trio
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from server.app import Server, ServerConfig
-from server.simulate import player_kinds
+from server.simulate import game_summary, player_kinds
 
 DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
 
@@ -28,23 +28,7 @@ async def play(url: str, players: int, seed: int, time_scale: float, kind: str) 
             await bot.joined.wait()
     result = bots[0].result
     assert result is not None
-    return {
-        "game": result["game"],
-        "seed": result["seed"],
-        "players": result["players"],
-        "kinds": kinds,
-        "winners": result["winners"],
-        "dollars": result["dollars"],
-        "company_dollars": result["company_dollars"],
-        "reason": result["reason"],
-        "turns": result["turns"],
-        "actions": result["actions"],
-        "rejected": result["rejected"],
-        "game_ms": result["game_ms"],
-        "digest": result["digest"],
-        "table": created["table"],
-        "reconnects": sum(b.reconnects for b in bots),
-    }
+    return {**game_summary(result, kinds), "table": created["table"], "reconnects": sum(b.reconnects for b in bots)}
 
 
 async def demo(

@@ -82,20 +82,16 @@ def simulate(
     return sim
 
 
+SUMMARY_KEYS = ("game", "seed", "players", "winners", "dollars", "company_dollars", "reason", "turns", "actions",
+                "rejected", "game_ms", "digest")
+
+
+def game_summary(result: dict[str, Any], kinds: list[str]) -> dict[str, Any]:
+    """The one JSON object ``simulate`` and ``demo`` print, from a result holding every ``SUMMARY_KEYS``."""
+    return {"kinds": kinds, **{k: result[k] for k in SUMMARY_KEYS}}
+
+
 def summary(sim: Simulation) -> dict[str, Any]:
-    result = sim.game.result()
-    return {
-        "game": result["game"],
-        "seed": sim.seed,
-        "players": result["players"],
-        "kinds": sim.kinds,
-        "winners": result["winners"],
-        "dollars": result["dollars"],
-        "company_dollars": result["company_dollars"],
-        "reason": result["reason"],
-        "turns": result["turns"],
-        "actions": sim.actions,
-        "rejected": sim.rejected,
-        "game_ms": sim.game.now,
-        "digest": sim.game.digest(),
-    }
+    result = {**sim.game.result(), "actions": sim.actions, "rejected": sim.rejected, "game_ms": sim.game.now,
+              "digest": sim.game.digest()}
+    return game_summary(result, sim.kinds)

@@ -12,9 +12,11 @@ from typing import Any
 import trio
 from trio_websocket import WebSocketConnection, open_websocket_url
 
-from clients.sdk import ServerError
+from clients.sdk import ServerError, call, request_once
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+
+CLIENT = "parsimonia-director"
 
 
 class ServerLink:
@@ -66,12 +68,10 @@ class ServerLink:
         """Join every seat of ``table`` in order; return the seat tokens (seat i for names[i])."""
         tokens = []
         for i, name in enumerate(names):
-            async with open_websocket_url(self.url) as ws:
-                await _call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-director")
-                joined = await _call(ws, "join", table=table, name=name, views=False)
-                if joined["seat"] != i:
-                    raise RuntimeError(f"table {table}: {name} got seat {joined['seat']}, expected {i}")
-                tokens.append(joined["token"])
+            joined = await request_once(self.url, "join", CLIENT, table=table, name=name, views=False)
+            if joined["seat"] != i:
+                raise RuntimeError(f"table {table}: {name} got seat {joined['seat']}, expected {i}")
+            tokens.append(joined["token"])
         return tokens
 
     async def follow(self, table: str) -> None:
@@ -80,20 +80,10 @@ class ServerLink:
         await self.request("watch", table=table, views=False)
 
 
-async def _call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:
-    await ws.send_message(encode({"type": kind, "id": 1, **fields}))
-    while True:
-        msg = decode(await ws.get_message())
-        if msg.get("re") == 1:
-            if msg["type"] == "error":
-                raise ServerError(msg)
-            return msg
-
-
 @asynccontextmanager
 async def open_link(url: str, admin_token: str | None) -> AsyncIterator[ServerLink]:
     async with open_websocket_url(url) as ws:
-        await _call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-director")
+        await call(ws, "hello", version=PROTOCOL_VERSION, client=CLIENT)
         link = ServerLink(ws, url, admin_token)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(link._reader)
