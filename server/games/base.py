@@ -1,17 +1,29 @@
-"""The contract every game engine keeps.
+"""The contract every game engine keeps (version 2).
 
 An engine is a pure, deterministic state machine (the sans-IO style of h11 and python-chess):
 
 * time enters only as integer milliseconds passed to ``apply`` and ``advance``;
 * randomness comes from an ``Rng`` whose seed lives in the engine's state;
 * ``apply(seat, command, now_ms)`` either returns the events the command caused or raises
-  ``IllegalAction`` and leaves the state exactly as it was;
+  ``IllegalAction`` (or ``SchemaError`` for a malformed command) and leaves the state exactly as it was;
 * ``advance(now_ms)`` fires every deadline due at or before ``now_ms``, each at its own due time;
-* ``next_deadline()`` tells the runtime when to call ``advance`` next;
-* ``view(seat)`` is all that seat may see (``None`` = a spectator), ``legal_actions(seat)`` what it may send.
+* ``next_deadline()`` tells the runtime when to call ``advance`` next.
 
-A command is a plain map with a ``type`` field, checked against the game's ``COMMANDS`` catalogue before
-any rule runs. The same maps travel over the wire, so a bot in process and a bot over a socket are alike.
+A game declares its shape as class data (as OpenSpiel's games do): ``NAME``, ``TITLE``, the seat range,
+the command catalogue ``COMMANDS``, its ``OPTIONS`` (each with a schema, a default, and whether it is a
+duration that the table's time scale shrinks), and the tables that dispatch commands and deadlines
+(``HANDLERS``, ``DEADLINES``). ``create`` builds an engine from wire options; ``check_options`` validates
+them without building one.
+
+What a seat may see comes in three parts, so the runtime can build the common part once per step:
+``static()`` (what never changes: the card table, the configuration), ``public_view()`` (what everyone,
+spectators included, may see now) and ``private_view(seat)`` (what only that seat may see). ``view(seat)``
+is their union, as a player is given it (``protocol.views.player_view``).
+
+An ``Event`` may have an ``audience``; the seats outside it get its ``redacted`` form when there is one,
+or nothing but its sequence number. The game ends with a typed ``Outcome``: a reason, the winners, a
+score per seat (the tournament ranks by it) and game-specific detail.
+
 A seed plus the log of ``(now_ms, seat, command)`` and ``advance`` calls replays to the same state.
 """
 
@@ -20,10 +32,13 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Hashable
 
 from protocol.schema import Record, SchemaError
+from protocol.views import player_view
+
+from .timers import Timers
 
 
 class IllegalAction(Exception):
@@ -37,18 +52,55 @@ class IllegalAction(Exception):
 
 @dataclass(frozen=True)
 class Event:
-    """Something that happened at ``at`` ms. ``audience`` None = everyone, else only those seats."""
+    """Something that happened at ``at`` ms.
+
+    ``audience`` None = everyone; otherwise only those seats see ``data``. The others (and spectators)
+    see ``redacted`` (a map of fields, same ``type``) when it is given, or an empty event."""
 
     type: str
     at: int
     data: dict[str, Any]
     audience: frozenset[int] | None = None
+    redacted: dict[str, Any] | None = None
 
     def visible_to(self, seat: int | None) -> bool:
         return self.audience is None or (seat is not None and seat in self.audience)
 
     def to_wire(self) -> dict[str, Any]:
         return {"type": self.type, "at": self.at, **self.data}
+
+    def redacted_wire(self) -> dict[str, Any]:
+        """What a seat outside the audience gets: the redacted form, or an empty map."""
+        if self.redacted is None:
+            return {}
+        return {"type": self.type, "at": self.at, **self.redacted}
+
+    def wire_for(self, seat: int | None) -> dict[str, Any]:
+        return self.to_wire() if self.visible_to(seat) else self.redacted_wire()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended. ``scores`` is by seat (higher is better); ``detail`` is the game's own."""
+
+    reason: str | None  # None: the game has not ended (scores as they stand)
+    winners: tuple[int, ...]
+    scores: tuple[int, ...]
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"reason": self.reason, "winners": list(self.winners), "scores": list(self.scores), **self.detail}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One table option: its schema, its default, what it means. ``duration``: integer ms that the
+    table's time scale divides (a time control)."""
+
+    spec: Any
+    default: Any
+    doc: str
+    duration: bool = False
 
 
 def parse_command(catalogue: dict[str, Record], raw: Any) -> dict[str, Any]:
@@ -68,20 +120,138 @@ def canonical_digest(state: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def deadline_kind(key: Hashable) -> Hashable:
+    """A deadline key is a name, or a tuple whose first item names its kind (``("auction", 3)``)."""
+    return key[0] if isinstance(key, tuple) else key
+
+
 class Game(ABC):
-    """Base of every engine. Subclasses set ``NAME``, ``MIN_SEATS``, ``MAX_SEATS`` and ``COMMANDS``."""
+    """Base of every engine.
+
+    Subclasses set the class data below and implement the abstract methods. ``HANDLERS`` maps a command
+    type to the method that carries it out (called as ``handler(self, seat, **fields)``); ``DEADLINES``
+    maps a deadline kind to the method that fires it (``handler(self, key)``). After every command and
+    every deadline, ``_settle`` runs once: the one place where consequences that follow from the state
+    (an auction phase ending, the next turn starting, the game ending) are worked out."""
 
     NAME: ClassVar[str]
+    TITLE: ClassVar[str]
     MIN_SEATS: ClassVar[int]
     MAX_SEATS: ClassVar[int]
     COMMANDS: ClassVar[dict[str, Record]]
+    OPTIONS: ClassVar[dict[str, Option]] = {}
+    HANDLERS: ClassVar[dict[str, Callable[..., None]]]
+    DEADLINES: ClassVar[dict[Hashable, Callable[..., None]]]
 
-    def __init__(self) -> None:
-        self.now = 0
+    def __init__(self, players: int, seed: int, start_ms: int = 0) -> None:
+        if not self.MIN_SEATS <= players <= self.MAX_SEATS:
+            raise ValueError(f"{self.TITLE} takes {self.MIN_SEATS} to {self.MAX_SEATS} players")
+        self.n = players
+        self.seed = seed
+        self.now = start_ms
+        self.timers = Timers()
+        self._events: list[Event] = []
+        self._at = start_ms
+
+    # ------------------------------------------------------------------ options and creation
+
+    @classmethod
+    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
+        """Every option with its default filled in and durations scaled; ``ValueError`` if one is bad."""
+        if options is None:
+            options = {}
+        if not isinstance(options, dict):
+            raise ValueError("options must be a map")
+        unknown = sorted(set(options) - set(cls.OPTIONS), key=str)
+        if unknown:
+            known = ", ".join(cls.OPTIONS) or "none"
+            raise ValueError(f"{cls.NAME} has no option {unknown[0]!r} (its options: {known})")
+        if not isinstance(time_scale, (int, float)) or not 0 < time_scale < float("inf"):
+            raise ValueError("time_scale must be a positive number")
+        out: dict[str, Any] = {}
+        for name, option in cls.OPTIONS.items():
+            if name in options:
+                try:
+                    value = option.spec.check(options[name], f"options.{name}")
+                except SchemaError as exc:
+                    raise ValueError(str(exc)) from None
+            else:
+                value = option.default
+            if option.duration:
+                value = max(1, round(value / time_scale))
+            out[name] = value
+        cls._check_option_values(out)
+        return out
+
+    @classmethod
+    def _check_option_values(cls, options: dict[str, Any]) -> None:
+        """Checks across options (e.g. the bank covers the starting money); raise ``ValueError``."""
+
+    @classmethod
+    def create(cls, players: int, seed: int, options: Any = None, time_scale: float = 1.0,
+               start_ms: int = 0) -> "Game":
+        """An engine from wire options. ``ValueError`` for bad options or a seat count out of range."""
+        return cls.from_options(players, seed, cls.check_options(options, time_scale), start_ms)
+
+    @classmethod
+    @abstractmethod
+    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Game":
+        """An engine from options already checked by ``check_options``."""
 
     @classmethod
     def parse(cls, raw: Any) -> dict[str, Any]:
         return parse_command(cls.COMMANDS, raw)
+
+    # ------------------------------------------------------------------ driving
+
+    def apply(self, seat: int, command: dict[str, Any], now_ms: int) -> list[Event]:
+        """Apply a command from ``seat`` at ``now_ms``.
+
+        Raises ``SchemaError`` for a malformed command and ``IllegalAction`` for one the rules refuse;
+        either way nothing changes."""
+        parsed = self.parse(command)
+        self._enter(now_ms)
+        if not 0 <= seat < self.n:
+            raise IllegalAction("no_such_seat", f"seat {seat} is not at this table")
+        self._at = now_ms
+        self._check_seat(seat)
+        handler = self.HANDLERS[parsed["type"]]
+        try:
+            handler(self, seat, **{k: v for k, v in parsed.items() if k != "type"})
+        except IllegalAction:
+            if self._events:  # handlers check everything before they change anything
+                raise AssertionError(f"a refused {parsed['type']!r} emitted events") from None
+            raise
+        self._settle()
+        self.now = now_ms
+        return self._take_events()
+
+    def advance(self, now_ms: int) -> list[Event]:
+        """Fire every deadline due at or before ``now_ms``, in time order, each at its own time."""
+        if now_ms < self.now:
+            raise ValueError(f"time went backwards: {now_ms} < {self.now}")
+        while (due := self.timers.pop_next_due(now_ms)) is not None:
+            self._at, key = due
+            self.DEADLINES[deadline_kind(key)](self, key)
+            self._settle()
+        self.now = now_ms
+        return self._take_events()
+
+    def next_deadline(self) -> int | None:
+        nxt = self.timers.next()
+        return None if nxt is None else nxt[0]
+
+    def shift(self, delta_ms: int) -> None:
+        """Move every clock of the game ``delta_ms`` later: time that passed while the table was paused
+        (or the server was down) counts for nobody. ``now`` moves with it."""
+        if delta_ms < 0:
+            raise ValueError("clocks only move forward")
+        self.timers.shift(delta_ms)
+        self._shifted(delta_ms)
+        self.now += delta_ms
+
+    def _shifted(self, delta_ms: int) -> None:
+        """Move the game's own recorded times (not its deadlines, which ``Timers`` holds)."""
 
     def _enter(self, now_ms: int) -> None:
         if now_ms < self.now:
@@ -90,43 +260,66 @@ class Game(ABC):
         if deadline is not None and now_ms >= deadline:
             raise ValueError(f"advance({now_ms}) must run before a command at {now_ms} (deadline {deadline})")
 
-    def apply(self, seat: int, command: dict[str, Any], now_ms: int) -> list[Event]:
-        """Apply a command from ``seat`` at ``now_ms``.
+    def _check_seat(self, seat: int) -> None:
+        """Refuse any command from ``seat`` now (the game is over, the seat has left); raise ``IllegalAction``."""
 
-        Raises ``SchemaError`` for a malformed command and ``IllegalAction`` for one the rules refuse;
-        either way nothing changes."""
-        self._enter(now_ms)
-        events = self._apply(seat, self.parse(command), now_ms)
-        self.now = now_ms
+    def _settle(self) -> None:
+        """Work out what follows from the state after a command or a deadline."""
+
+    def _emit(self, kind: str, audience: frozenset[int] | None = None, redacted: dict[str, Any] | None = None,
+              **data: Any) -> None:
+        self._events.append(Event(kind, self._at, data, audience, redacted))
+
+    def _take_events(self) -> list[Event]:
+        events, self._events = self._events, []
         return events
 
-    @abstractmethod
-    def _apply(self, seat: int, command: dict[str, Any], now_ms: int) -> list[Event]: ...
+    # ------------------------------------------------------------------ what a seat may see and do
+
+    def static(self) -> dict[str, Any]:
+        """What never changes during the game (sent once, when a client joins, watches or resumes)."""
+        return {}
 
     @abstractmethod
-    def advance(self, now_ms: int) -> list[Event]: ...
+    def public_view(self) -> dict[str, Any]:
+        """What everyone at the table, spectators included, may see now."""
 
-    @abstractmethod
-    def next_deadline(self) -> int | None: ...
+    def private_view(self, seat: int) -> dict[str, Any]:
+        """What only ``seat`` may see now (its keys differ from the public view's)."""
+        return {}
 
-    @abstractmethod
-    def shift(self, delta_ms: int) -> None:
-        """Move every clock of the game ``delta_ms`` later: time that passed while the table was paused
-        (or the server was down) counts for nobody. ``now`` moves with it."""
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """The whole view of ``seat`` (None: a spectator), as a player is given it."""
+        private = self.private_view(seat) if seat is not None else None
+        return player_view(self.static(), self.public_view(), private, seat)
 
     @abstractmethod
     def legal_actions(self, seat: int) -> list[dict[str, Any]]:
         """Command templates: an integer field given as ``{"min": a, "max": b}`` may take any value in it."""
 
+    # ------------------------------------------------------------------ the end
+
     @abstractmethod
-    def view(self, seat: int | None) -> dict[str, Any]: ...
+    def outcome(self) -> Outcome | None:
+        """How the game ended, or None while it goes on."""
 
     @property
-    @abstractmethod
-    def over(self) -> bool: ...
+    def over(self) -> bool:
+        return self.outcome() is not None
+
+    def standing(self) -> Outcome:
+        """The outcome, or the scores as they stand (reason None) while the game goes on."""
+        done = self.outcome()
+        return done if done is not None else self._standing()
 
     @abstractmethod
-    def result(self) -> dict[str, Any]: ...
+    def _standing(self) -> Outcome:
+        """Scores as they stand now, for a game stopped before its end (reason ``None``, no winners)."""
+
+    def result(self) -> dict[str, Any]:
+        """The outcome on the wire: ``game``, ``seed``, ``players``, ``over`` and ``Outcome.to_wire()``."""
+        outcome = self.standing()
+        return {"game": self.NAME, "seed": self.seed, "players": self.n, "over": self.over, **outcome.to_wire()}
 
     @abstractmethod
     def snapshot(self) -> dict[str, Any]:

@@ -1,8 +1,14 @@
-"""A small seeded generator kept in the game state (splitmix64), so replays never depend on Python's
-``random`` module or its algorithm changes. Its whole state is one integer."""
+"""The generator behind every hidden shuffle: a keyed hash in counter mode, kept in the game state.
+
+Output ``i`` is ``BLAKE2b(key=seed, message=i)`` cut to 64 bits. Knowing any number of outputs (the cards a
+seat was dealt, the cards drawn so far) tells nothing about the next ones without the key, so a seat cannot
+compute the deck from what it sees; and the same seed always replays to the same game, independent of
+Python's ``random`` module. The whole state is the seed and a counter.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from typing import MutableSequence, TypeVar
 
 _MASK = (1 << 64) - 1
@@ -10,15 +16,22 @@ T = TypeVar("T")
 
 
 class Rng:
-    def __init__(self, state: int) -> None:
-        self.state = state & _MASK
+    def __init__(self, seed: int, counter: int = 0) -> None:
+        if seed < 0:
+            raise ValueError("a seed is a non-negative integer")
+        self.seed = seed
+        self._key = seed.to_bytes(max(8, (seed.bit_length() + 7) // 8), "little")[:64]
+        self.counter = counter
+
+    @property
+    def state(self) -> list[int]:
+        """``[seed, counter]``: ``Rng(*state)`` resumes the sequence."""
+        return [self.seed, self.counter]
 
     def next64(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
+        block = hashlib.blake2b(self.counter.to_bytes(8, "little"), key=self._key, digest_size=8).digest()
+        self.counter += 1
+        return int.from_bytes(block, "little")
 
     def below(self, n: int) -> int:
         """Uniform integer in ``0..n-1`` (rejection sampling, no modulo bias)."""
