@@ -27,6 +27,7 @@ from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection
 from clients.players.base import Player
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+from protocol.views import player_view
 
 RECONNECT_DELAYS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 
@@ -60,6 +61,7 @@ class BotSession:
     token: str | None = None  # a seat already taken for us (e.g. by a tournament director): resume it
     give_up_after_s: float = 600.0  # how long to keep reconnecting to a server that is gone
     seat: Seat | None = None
+    static: dict[str, Any] = field(default_factory=dict)  # the game's static part, from joined / resumed
     result: dict[str, Any] | None = None
     actions: int = 0
     reconnects: int = 0
@@ -112,6 +114,7 @@ class BotSession:
             table = self.table or await self._find_table(ws)
             joined = await self._request(ws, "join", table=table, name=self.name)
             self.seat = Seat(joined["table"], joined["seat"], joined["token"])
+            self.static = joined["static"]
             self.joined.set()
         else:
             self._in_flight = None  # an answer lost with the old connection never comes
@@ -119,6 +122,7 @@ class BotSession:
                 ws, "resume", table=self.seat.table, token=self.seat.token, last_seq=self.seat.last_seq
             )
             self.seat.seat = resumed["seat"]
+            self.static = resumed["static"]
             self.joined.set()
         while self.result is None:
             await self._on_push(ws, decode(await ws.get_message()))
@@ -146,7 +150,8 @@ class BotSession:
             seat.last_seq = msg["seq"]
             if self._in_flight is not None:
                 return  # this view predates our last command; the one after its answer is current
-            command = self.player.act(msg["view"], msg["legal"])
+            view = player_view(self.static, msg["view"], msg.get("private"), msg["seat"])
+            command = self.player.act(view, msg["legal"])
             if command is not None:
                 self.actions += 1
                 self._in_flight = next(self._ids)

@@ -1,8 +1,14 @@
-"""The lobby: the server's tables by id, creating new ones, and bringing back unfinished ones on start."""
+"""The lobby: the server's tables by id, creating new ones, and bringing back unfinished ones on start.
+
+Live tables each run a task; a finished table's task ends once its journal is finished, and the lobby keeps
+it in a bounded index of finished tables (the most recent ``finished_kept``) that still answer watch, view
+and resume with the result. ``max_tables`` counts live tables only.
+"""
 
 from __future__ import annotations
 
 import secrets
+from collections import OrderedDict
 from typing import Any
 
 import trio
@@ -12,20 +18,27 @@ from protocol.codec import encode
 from protocol.errors import ProtocolError
 from server import logs
 from server.clock import ServerClock
-from server.games import GAMES, new_game
+from server.games import GAMES
+from server.match import Match, ReplayMismatch
 from server.storage import DataDir, Recovered
-from server.table import ReplayMismatch, Table
+from server.table import FinishedTable, Table
+
+FINISHED_KEPT = 1000
 
 
 class Lobby:
     def __init__(
-        self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None
+        self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None,
+        finished_kept: int = FINISHED_KEPT,
     ) -> None:
         self.nursery = nursery
         self.clock = clock
         self.max_tables = max_tables
         self.data = data
-        self.tables: dict[str, Table] = {}
+        self.finished_kept = finished_kept
+        self.tables: dict[str, Table | FinishedTable] = {}
+        self.live: dict[str, Table] = {}
+        self.finished: OrderedDict[str, FinishedTable] = OrderedDict()
         self.bulletins: dict[str, tuple[int, dict[str, Any]]] = {}  # topic -> (version, data)
         self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
         self._next = data.next_table_number() if data is not None else 1
@@ -39,18 +52,19 @@ class Lobby:
             raise ProtocolError("no_such_game", f"this server has no game {game!r}; it has {', '.join(GAMES)}")
         if not cls.MIN_SEATS <= seats <= cls.MAX_SEATS:
             raise ProtocolError("bad_field", f"seats: {game} takes {cls.MIN_SEATS} to {cls.MAX_SEATS} players")
-        if len(self.tables) >= self.max_tables:
+        if len(self.live) >= self.max_tables:
             raise ProtocolError("rate_limited", "the server holds as many tables as it may")
         seed = secrets.randbits(63) if seed is None else seed
         try:
-            new_game(game, seats, seed, options, time_scale)  # checks the options before anyone joins
-        except ValueError as exc:
+            match = Match(f"t{self._next}", game, seats, seed, time_scale, dict(options or {}))
+        except ValueError as exc:  # the options are checked before anyone joins
             raise ProtocolError("bad_field", f"options: {exc}") from None
-        table = Table(f"t{self._next}", game, seats, seed, time_scale, dict(options or {}), self.clock)
         self._next += 1
+        journal = None
         if self.data is not None:
-            table.journal = self.data.open_journal(table.id)
-            table.journal.append(table.header())
+            journal = self.data.open_journal(match.id)
+            journal.append(match.header())
+        table = Table(match, self.clock, journal)
         self._open(table)
         return table
 
@@ -59,27 +73,34 @@ class Lobby:
         assert self.data is not None
         for rec in recovered:
             try:
-                table = Table.replay(rec.records, self.clock)
+                match = Match.replay(rec.records)
             except ReplayMismatch as exc:
                 self.data.set_aside(f"{rec.table_id}.journal", str(exc))
                 continue
-            table.journal = self.data.open_journal(table.id, truncate_to=rec.valid_bytes if rec.torn else None)
-            self.log.info("table_recovered", table=table.id, state=table.state, events=len(table.history),
+            journal = self.data.open_journal(match.id, truncate_to=rec.valid_bytes if rec.torn else None)
+            self.log.info("table_recovered", table=match.id, state=match.state, events=match.seq,
                           torn_tail=rec.torn)
-            self._open(table)
-            if table.state == "over":  # it ended, but the server stopped before the file was moved
-                self._finished(table)
+            self._open(Table(match, self.clock, journal))  # one that ended before its file moved just closes
 
     def _open(self, table: Table) -> None:
         table.on_finish = self._finished
         self.tables[table.id] = table
+        self.live[table.id] = table
         if table.journal is not None:
             table.journal.on_failure = table.journal_failed
             self.nursery.start_soon(table.journal.run)
         self.nursery.start_soon(table.run)
 
     def _finished(self, table: Table) -> None:
-        if table.journal is None or self.data is None:
+        """A table's task is over: keep it in the finished index; archive its journal once it is durable."""
+        del self.live[table.id]
+        done = FinishedTable(table.match, self.clock)
+        self.tables[table.id] = done
+        self.finished[table.id] = done
+        while len(self.finished) > self.finished_kept:
+            old, _ = self.finished.popitem(last=False)
+            del self.tables[old]
+        if table.journal is None or self.data is None or table.stopped:
             return
         data, journal = self.data, table.journal
         journal.after_durable(lambda: data.archive(table.id))
@@ -97,7 +118,7 @@ class Lobby:
         for conn in list(self.followers.get(topic, ())):
             conn.send(frame)
 
-    def get(self, table_id: str) -> Table:
+    def get(self, table_id: str) -> Table | FinishedTable:
         table = self.tables.get(table_id)
         if table is None:
             raise ProtocolError("no_such_table", f"no table {table_id!r}")

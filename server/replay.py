@@ -1,4 +1,4 @@
-"""``parsimonia replay FILE``: re-run a journal through the engine and check it against its record."""
+"""``parsimonia replay FILE``: re-run a journal through the match and check it against its record."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Callable
 
 from clients.watch import describe
 from server.journal import JournalCorrupt, read_journal
-from server.table import ReplayMismatch, Table
+from server.match import Match, ReplayMismatch
 
 
 def replay_file(path: str, quiet: bool = False, out: Callable[[str], None] = print) -> int:
@@ -16,18 +16,18 @@ def replay_file(path: str, quiet: bool = False, out: Callable[[str], None] = pri
         read = read_journal(path)
         if not read.records or read.records[0].get("k") != "table":
             raise JournalCorrupt(f"{path}: no table record at its start")
-        table = Table.replay(read.records)
+        match = Match.replay(read.records)
     except (OSError, JournalCorrupt, ReplayMismatch) as exc:
         out(f"REPLAY FAILED: {exc}")
         return 1
     if not quiet:
-        for seq, at, event in table.history:
+        for seq, at, event in match.history:
             out(describe({"seq": seq, "time": at, "event": event.to_wire()}))
     if read.torn:
         out(f"note: the journal's last record was cut short and was ignored ({read.valid_bytes} bytes kept)")
-    if table.result is None:
+    if match.result is None:
         out(f"unfinished game: {len(read.records)} records replayed; there is no recorded result to check")
         return 0
-    out(json.dumps(table.result, sort_keys=True))
+    out(json.dumps(match.result, sort_keys=True))
     out("replay reproduces the recorded result")
     return 0

@@ -1,8 +1,8 @@
 """Play a whole game in process at simulated time: no sleeping, no sockets.
 
-A discrete-event loop: each player looks at the table a seeded "think time" after something happened
-and either sends a command or waits for the next event; the engine's deadlines fire in between. The
-same arguments always give the same game, byte for byte.
+A discrete-event loop over a ``Match`` (the same one the live table drives): each player looks at the
+table a seeded "think time" after something happened and either sends a command or waits for the next
+event; the match's deadlines fire in between. The same arguments always give the same game, byte for byte.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clients.players import make_player
-from server.games import Game, IllegalAction, new_game
-from server.games.parsimonia import Deck
+from protocol.errors import ProtocolError
+from server.games import DEFAULT_GAME
+from server.match import Match
 
 THINK_MS = {"random": (200, 3000), "greedy": (300, 1500)}
 IDLE = float("inf")
@@ -21,12 +22,14 @@ IDLE = float("inf")
 
 @dataclass
 class Simulation:
-    game: Game
+    match: Match
     kinds: list[str]
     seed: int
     log: list[list[Any]] = field(default_factory=list)  # ["cmd", ms, seat, command] / ["tick", ms]
-    actions: int = 0
-    rejected: int = 0
+
+    @property
+    def game(self):  # the engine, for tests and tools that look inside
+        return self.match.engine
 
 
 def player_kinds(players: int, kind: str) -> list[str]:
@@ -35,63 +38,56 @@ def player_kinds(players: int, kind: str) -> list[str]:
     return [kind] * players
 
 
-def simulate(
-    players: int,
-    seed: int,
-    kind: str = "greedy",
-    options: Any = None,
-    time_scale: float = 1.0,
-    deck_path: str | None = None,
-) -> Simulation:
-    deck = Deck.load(deck_path) if deck_path else None
-    game = new_game("parsimonia", players, seed, options, time_scale, deck=deck)
+def simulate(players: int, seed: int, kind: str = "greedy", options: Any = None, time_scale: float = 1.0,
+             game: str = DEFAULT_GAME) -> Simulation:
+    """``ValueError`` for bad options or seat count, ``KeyError`` for an unknown game or player kind."""
+    match = Match("sim", game, players, seed, time_scale, options)
     kinds = player_kinds(players, kind)
-    sim = Simulation(game, kinds, seed)
-    bots = [make_player(k, seed * 1009 + s) for s, k in enumerate(kinds)]
+    bots = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]
+    for s in range(players):
+        match.join(f"{kinds[s]}-{s}", 0, token=f"seat{s}")
+    match.start(0)
+    sim = Simulation(match, kinds, seed)
     rng = random.Random(seed)
 
     def think(seat: int, now: int) -> int:
-        lo, hi = THINK_MS[kinds[seat]]
+        lo, hi = THINK_MS.get(kinds[seat], THINK_MS["random"])
         return now + rng.randint(lo, hi)
 
-    wake: list[float] = [think(s, game.now) for s in range(players)]
-    while not game.over:
+    wake: list[float] = [think(s, 0) for s in range(players)]
+    while match.state != "over":
+        seq = match.seq
         seat = min(range(players), key=wake.__getitem__)
-        deadline = game.next_deadline()
-        assert deadline is not None, "a running game always has its game clock pending"
+        deadline = match.next_deadline()
+        assert deadline is not None, "a running game always has a deadline pending"
         if deadline <= wake[seat]:
-            events = game.advance(deadline)
+            match.tick(deadline)
             sim.log.append(["tick", deadline])
         else:
             now = int(wake[seat])
-            command = bots[seat].act(game.view(seat), game.legal_actions(seat))
+            command = bots[seat].act(match.player_view(seat), match.legal(seat))
             if command is None:
                 wake[seat] = IDLE
                 continue
             try:
-                events = game.apply(seat, command, now)
-            except IllegalAction:
-                sim.rejected += 1
-                wake[seat] = think(seat, now)
-                continue
-            sim.actions += 1
-            sim.log.append(["cmd", now, seat, command])
+                match.act(seat, command, now)
+                sim.log.append(["cmd", now, seat, command])
+            except ProtocolError:
+                pass
             wake[seat] = think(seat, now)
-        if events:
-            wake = [think(s, game.now) if w == IDLE else w for s, w in enumerate(wake)]
+        match.take_records()
+        if match.seq != seq:
+            now = match.engine.now if match.engine is not None else 0
+            wake = [think(s, now) if w == IDLE else w for s, w in enumerate(wake)]
     return sim
 
 
-SUMMARY_KEYS = ("game", "seed", "players", "winners", "dollars", "company_dollars", "reason", "turns", "actions",
-                "rejected", "game_ms", "digest")
-
-
 def game_summary(result: dict[str, Any], kinds: list[str]) -> dict[str, Any]:
-    """The one JSON object ``simulate`` and ``demo`` print, from a result holding every ``SUMMARY_KEYS``."""
-    return {"kinds": kinds, **{k: result[k] for k in SUMMARY_KEYS}}
+    """The one JSON object ``simulate`` and ``demo`` print: the game-neutral keys of a result and the
+    game's own detail (e.g. Parsimonia's dollars and turns)."""
+    return {"kinds": kinds, **{k: v for k, v in result.items() if k != "over"}}
 
 
 def summary(sim: Simulation) -> dict[str, Any]:
-    result = {**sim.game.result(), "actions": sim.actions, "rejected": sim.rejected, "game_ms": sim.game.now,
-              "digest": sim.game.digest()}
-    return game_summary(result, sim.kinds)
+    assert sim.match.result is not None
+    return game_summary(sim.match.result, sim.kinds)

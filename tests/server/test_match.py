@@ -1,0 +1,250 @@
+"""The sans-IO match, driven with list-backed subscribers and integer time: no sockets, no trio."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from protocol import messages
+from server.games import GAMES, IllegalAction
+from server.match import OVER, REPLAY_LIMIT, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
+from tests.toy_game import Sealed, install
+
+
+class Inbox:
+    """A subscriber that keeps every frame, decoded and checked against the protocol's catalogue."""
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+
+    def send(self, frame: bytes) -> None:
+        self.frames.append(messages.check_server(msgpack.unpackb(frame, raw=False)))
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f["type"] == kind]
+
+    def events(self) -> list[dict[str, Any]]:
+        return [f["event"] for f in self.of("event")]
+
+
+@pytest.fixture(autouse=True)
+def toy() -> type[Sealed]:
+    return install()
+
+
+def deliver(match: Match) -> None:
+    for sub, frame in match.take_frames():
+        sub.send(frame)
+
+
+def request(match: Match, sub: Inbox, kind: str, now: int = 0, **msg: Any) -> None:
+    match.step(now, kind, sub, {"table": match.id, **msg})
+    deliver(match)
+
+
+def seated(players: int = 2, **options: Any) -> tuple[Match, list[Inbox]]:
+    match = Match("t1", Sealed.NAME, players, seed=7, options=options)
+    subs = [Inbox() for _ in range(players)]
+    for i, sub in enumerate(subs):
+        request(match, sub, "join", name=f"p{i}", id=1)
+    return match, subs
+
+
+def test_the_last_join_starts_the_match_and_everyone_gets_static_and_a_view():
+    match, subs = seated(3)
+    assert match.state == RUNNING
+    joined = subs[0].of("joined")[0]
+    assert joined["game"] == Sealed.NAME and joined["static"] == {} and joined["seat"] == 0
+    for seat, sub in enumerate(subs):
+        view = sub.of("view")[-1]
+        assert view["seat"] == seat and view["private"] == {"mine": None}
+        assert [s["name"] for s in view["view"]["seats"]] == ["p0", "p1", "p2"]
+        assert view["legal"] == [{"type": "choose", "value": {"min": 0, "max": 100}}]
+
+
+def test_tokens_are_long_and_never_look_like_an_option():
+    match, _ = seated(6)
+    for seat in match.seats:
+        assert len(seat.token) == 32 and set(seat.token) <= set(TOKEN_ALPHABET) and not seat.token.startswith("-")
+
+
+def test_a_private_event_reaches_its_seat_whole_and_the_others_redacted():
+    match, subs = seated(3)
+    watcher = Inbox()
+    request(match, watcher, "watch", id=2)
+    request(match, subs[1], "act", 100, id=3, command={"type": "choose", "value": 42})
+    mine = subs[1].events()[-1]
+    assert mine == {"type": "chose", "at": 100, "seat": 1, "value": 42}
+    for other in (subs[0], subs[2], watcher):
+        assert other.events()[-1] == {"type": "chose", "at": 100, "seat": 1}
+        assert all(42 not in (f.get("view", {}).get("numbers") or []) for f in other.of("view"))
+    assert subs[1].of("view")[-1]["private"] == {"mine": 42}
+    assert subs[0].of("view")[-1]["private"] == {"mine": None}
+    assert "private" not in watcher.of("view")[-1]
+
+
+def test_the_acknowledgement_comes_before_the_events_it_caused():
+    match, subs = seated(2)
+    subs[0].frames.clear()
+    request(match, subs[0], "act", 50, id=9, command={"type": "choose", "value": 1})
+    kinds = [f["type"] for f in subs[0].frames]
+    assert kinds == ["ok", "event", "view"] and subs[0].frames[0]["re"] == 9
+
+
+def test_a_refused_command_is_answered_and_changes_nothing():
+    match, subs = seated(2)
+    request(match, subs[0], "act", 10, id=1, command={"type": "choose", "value": 5})
+    before, seq = match.engine.digest(), match.seq
+    request(match, subs[0], "act", 20, id=2, command={"type": "choose", "value": 6})
+    error = subs[0].of("error")[-1]
+    assert error["code"] == "illegal_action" and error["reason"] == "already_chosen" and error["re"] == 2
+    assert match.engine.digest() == before and match.seq == seq and match.rejected == 1
+
+
+def test_the_deadline_gives_the_default_and_the_game_ends_with_a_typed_result():
+    match, subs = seated(2, choose_ms=1000)
+    request(match, subs[0], "act", 10, id=1, command={"type": "choose", "value": 5})
+    assert match.next_deadline() == 1000
+    match.step(1000)
+    deliver(match)
+    assert match.state == OVER
+    result = subs[1].events()[-1]["result"]
+    assert result["winners"] == [0] and result["scores"] == [5, 0] and result["reason"] == "revealed"
+    assert result["game_ms"] == 1000 and result["actions"] == 1
+
+
+def test_a_resume_replays_the_missed_events_then_a_view_and_tells_the_old_connection():
+    match, subs = seated(2)
+    token = match.seats[0].token
+    request(match, subs[1], "act", 10, id=1, command={"type": "choose", "value": 3})
+    back = Inbox()
+    request(match, back, "resume", 20, id=5, token=token, last_seq=1)
+    kinds = [f["type"] for f in back.frames]
+    assert kinds == ["resumed", "event", "view"]
+    assert back.frames[1]["seq"] == 2 and back.frames[1]["event"] == {"type": "chose", "at": 10, "seat": 1}
+    assert subs[0].of("error")[-1]["code"] == "not_seated"
+    assert match.seat_of(back).index == 0 and match.seat_of(subs[0]) is None
+
+
+def test_a_resume_too_far_behind_gets_only_a_view():
+    match, subs = seated(2)
+    match.seq += REPLAY_LIMIT + 5  # as if many events had passed
+    back = Inbox()
+    request(match, back, "resume", 20, token=match.seats[0].token, last_seq=0)
+    assert [f["type"] for f in back.frames] == ["resumed", "view"]
+
+
+def test_a_bad_token_is_refused():
+    match, _ = seated(2)
+    back = Inbox()
+    request(match, back, "resume", 20, id=3, token="nope", last_seq=0)
+    assert back.frames[-1]["code"] == "bad_token"
+
+
+def test_a_seat_left_before_the_start_is_freed_and_reused():
+    match = Match("t1", Sealed.NAME, 3, seed=1)
+    a, b, c = Inbox(), Inbox(), Inbox()
+    request(match, a, "join", name="a")
+    request(match, b, "join", name="b")
+    request(match, a, "leave")
+    assert match.state == WAITING and [s.index for s in match.seats] == [1]
+    request(match, c, "join", name="c")
+    assert match.seat_of(c).index == 0
+
+
+def test_pause_stops_the_clocks_and_unpause_shifts_them():
+    match, subs = seated(2, choose_ms=1000)
+    admin = Inbox()
+    request(match, admin, "pause_clocks", 100, id=1)
+    assert match.next_deadline() is None and admin.frames[-1]["type"] == "ok"
+    request(match, subs[0], "act", 200, id=2, command={"type": "choose", "value": 1})
+    assert subs[0].of("error")[-1]["reason"] == "paused"
+    request(match, admin, "unpause_clocks", 600, id=3)
+    assert match.next_deadline() == 1500
+    assert [e["type"] for e in subs[1].events()][-2:] == ["paused", "unpaused"]
+
+
+def test_the_organiser_closes_a_table_with_no_winner():
+    match, subs = seated(2)
+    request(match, Inbox(), "close_table", 10, id=1)
+    assert match.state == OVER and match.result["reason"] == "closed" and match.result["winners"] == []
+
+
+def test_a_replay_of_the_records_reaches_the_same_match():
+    match, subs = seated(3, choose_ms=5000)
+    records = [match.header()]
+    request(match, subs[2], "act", 10, command={"type": "choose", "value": 9})
+    request(match, subs[0], "act", 20, command={"type": "choose", "value": 9})
+    request(match, subs[0], "act", 25, command={"type": "choose", "value": 1})  # refused: leaves no record
+    request(match, subs[1], "act", 30, command={"type": "choose", "value": 99})
+    records += match.take_records()
+    again = Match.replay(records)
+    assert again.result == {**match.result}
+    assert [(s, e.to_wire()) for s, _, e in again.history] == [(s, e.to_wire()) for s, _, e in match.history]
+    assert [s.token for s in again.seats] == [s.token for s in match.seats]
+
+
+def test_a_journal_with_a_refused_command_does_not_replay():
+    match, subs = seated(2)
+    records = [match.header(), *match.take_records(),
+               {"k": "cmd", "at": 5, "seat": 0, "command": {"type": "choose", "value": 1}},
+               {"k": "cmd", "at": 6, "seat": 0, "command": {"type": "choose", "value": 2}}]
+    with pytest.raises(ReplayMismatch, match="record 6"):
+        Match.replay(records)
+
+
+class Broken(Sealed):
+    """Changes its state, then fails: a bug in the rules."""
+
+    NAME = "toy-broken"
+
+    def _choose(self, seat: int, value: int) -> None:
+        self.choices[seat] = value
+        if value == 13:
+            raise RuntimeError("unlucky")
+
+    HANDLERS = {"choose": _choose}
+
+
+def test_a_failing_rule_stops_that_match_with_server_error_and_the_replay_agrees():
+    GAMES.setdefault(Broken.NAME, Broken)
+    match = Match("t9", Broken.NAME, 2, seed=3)
+    subs = [Inbox(), Inbox()]
+    for i, sub in enumerate(subs):
+        request(match, sub, "join", name=f"p{i}")
+    records = [match.header()]
+    request(match, subs[0], "act", 10, id=4, command={"type": "choose", "value": 13})
+    assert match.state == OVER and match.result["reason"] == "server_error"
+    assert isinstance(match.failure, RuntimeError)
+    assert subs[1].events()[-1]["type"] == "result"
+    records += match.take_records()
+    assert [r["k"] for r in records][-2:] == ["cmd", "end"]
+    again = Match.replay(records)
+    assert again.result == match.result  # the digest of the half-changed state, reproduced
+
+
+def test_a_retired_match_still_answers_watch_and_resume_with_the_result():
+    match, subs = seated(2, choose_ms=100)
+    match.step(100)
+    match.take_frames()
+    match.retire()
+    assert len(match.history) == 1
+    late = Inbox()
+    request(match, late, "resume", 500, token=match.seats[1].token, last_seq=0)
+    assert [f["type"] for f in late.frames] == ["resumed", "event", "view"]
+    assert late.frames[1]["event"]["type"] == "result" and late.frames[1]["seq"] == match.seq
+    assert late.frames[2]["view"]["result"]["reason"] == "revealed"
+
+
+def test_bad_options_and_seat_counts_are_refused_before_anyone_joins():
+    with pytest.raises(ValueError, match="no option"):
+        Match("t1", Sealed.NAME, 2, 1, options={"speed": 3})
+    with pytest.raises(ValueError, match="2 to 6"):
+        Match("t1", Sealed.NAME, 9, 1)
+
+
+def test_the_time_scale_shrinks_the_durations():
+    match = Match("t1", Sealed.NAME, 2, 1, time_scale=10, options={"choose_ms": 5000})
+    assert match.checked_options == {"choose_ms": 500}

@@ -1,0 +1,86 @@
+"""A toy game for the tests, registered the way any game is: "highest sealed number wins".
+
+Every seat picks a number 0..100, sealed (the others see only that it has chosen) until all have chosen
+or the deadline passes (a seat that has not chosen gets 0); then all are revealed at once and the highest
+wins, ties sharing. It exercises what Parsimonia does not: private events with a redacted form, a private
+view part, a reveal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.schema import Int, Record
+from server.games import GAMES, Game, IllegalAction, Option, Outcome, register
+
+
+class Sealed(Game):
+    NAME = "toy-sealed"
+    TITLE = "Highest sealed number"
+    MIN_SEATS, MAX_SEATS = 2, 6
+    COMMANDS = {"choose": Record({"value": Int(0, 100)})}
+    OPTIONS = {"choose_ms": Option(Int(1, 10**9), 10_000, "time to choose", duration=True)}
+
+    def __init__(self, players: int, seed: int, choose_ms: int = 10_000, start_ms: int = 0) -> None:
+        super().__init__(players, seed, start_ms)
+        self.choices: dict[int, int] = {}
+        self.revealed = False
+        self.timers.set("choose", start_ms + choose_ms)
+
+    @classmethod
+    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Sealed":
+        return cls(players, seed, options["choose_ms"], start_ms)
+
+    def _choose(self, seat: int, value: int) -> None:
+        if self.revealed:
+            raise IllegalAction("game_over", "the numbers are revealed")
+        if seat in self.choices:
+            raise IllegalAction("already_chosen", "you have chosen")
+        self.choices[seat] = value
+        self._emit("chose", frozenset({seat}), {"seat": seat}, seat=seat, value=value)
+
+    def _deadline(self, key: str) -> None:
+        for seat in range(self.n):
+            self.choices.setdefault(seat, 0)
+
+    def _settle(self) -> None:
+        if not self.revealed and len(self.choices) == self.n:
+            self.revealed = True
+            self.timers.cancel("choose")
+            self._emit("revealed", numbers=[self.choices[s] for s in range(self.n)])
+
+    HANDLERS = {"choose": _choose}
+    DEADLINES = {"choose": _deadline}
+
+    def public_view(self) -> dict[str, Any]:
+        return {"chosen": sorted(self.choices), "revealed": self.revealed,
+                "numbers": [self.choices[s] for s in range(self.n)] if self.revealed else None,
+                "deadline": self.timers.get("choose")}
+
+    def private_view(self, seat: int) -> dict[str, Any]:
+        return {"mine": self.choices.get(seat)}
+
+    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
+        if self.revealed or seat in self.choices:
+            return []
+        return [{"type": "choose", "value": {"min": 0, "max": 100}}]
+
+    def outcome(self) -> Outcome | None:
+        if not self.revealed:
+            return None
+        scores = tuple(self.choices[s] for s in range(self.n))
+        best = max(scores)
+        return Outcome("revealed", tuple(s for s in range(self.n) if scores[s] == best), scores)
+
+    def _standing(self) -> Outcome:
+        return Outcome(None, (), tuple(0 for _ in range(self.n)))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"choices": sorted(self.choices.items()), "revealed": self.revealed, "timers": self.timers.snapshot()}
+
+
+def install() -> type[Game]:
+    """Register the toy game (idempotent)."""
+    if Sealed.NAME not in GAMES:
+        register(Sealed)
+    return Sealed
