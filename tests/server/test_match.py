@@ -183,7 +183,8 @@ def test_a_replay_of_the_records_reaches_the_same_match():
     again = Match.replay(records)
     assert match.result["rejected"] == 1 and again.result["rejected"] == 0  # refusals leave no record
     assert {**again.result, "rejected": 1} == match.result
-    assert [(s, e.to_wire()) for s, _, e in again.history] == [(s, e.to_wire()) for s, _, e in match.history]
+    played = [(s, e.to_wire()) for s, _, e in match.history[:-1]]  # all but the result event, which has rejected
+    assert [(s, e.to_wire()) for s, _, e in again.history[:-1]] == played
     assert [s.token for s in again.seats] == [s.token for s in match.seats]
 
 
