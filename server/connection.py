@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from server.app import Server
 
 TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
-TABLE_ADMIN = {"pause": "pause_clocks", "resume": "resume_clocks", "close": "close_table"}
+TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
 REPLAY_ROOM = REPLAY_LIMIT + 2  # what a resume may queue at once: the reply, the missed events, a view
 WRITE_BATCH = 64  # frames a writer sends with one write, at most
 FLUSH_S = 2.0  # once reading is over, how long the last frames (e.g. a fatal error) may take to go out

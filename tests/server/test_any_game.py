@@ -1,0 +1,52 @@
+"""A game registered in the tests alone plays through everything: the runtime over real sockets, the SDK,
+simulate, recovery. Nothing outside its own module knows it."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from clients.players import make_player
+from clients.sdk import BotSession, request_once
+from server.app import Server, ServerConfig
+from server.simulate import simulate, summary
+from tests.toy_game import Sealed, install
+
+
+@pytest.fixture(autouse=True)
+def toy() -> type[Sealed]:
+    return install()
+
+
+async def play(url: str, seats: int) -> list[dict]:
+    created = await request_once(url, "create", game=Sealed.NAME, seats=seats, options={"choose_ms": 2000})
+    bots = [BotSession(url, make_player("random", s, Sealed.NAME), name=f"r{s}", table=created["table"],
+                       game=Sealed.NAME) for s in range(seats)]
+    async with trio.open_nursery() as nursery:
+        for bot in bots:
+            nursery.start_soon(bot.run)
+            await bot.joined.wait()
+    return [b.result for b in bots]
+
+
+async def test_a_toy_game_plays_to_its_end_over_real_sockets_with_sdk_bots(autojump_clock, tmp_path):
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(Server(ServerConfig(port=0, data_dir=str(tmp_path), sync="write")).run)
+        results = await play(f"ws://127.0.0.1:{server.port}", 3)
+        nursery.cancel_scope.cancel()
+    first = results[0]
+    assert all(r == first for r in results)
+    assert first["game"] == Sealed.NAME and first["reason"] == "revealed" and len(first["scores"]) == 3
+    assert first["winners"] == [s for s in range(3) if first["scores"][s] == max(first["scores"])]
+    assert (tmp_path / "replays" / "t1.journal").exists()
+
+
+def test_simulate_plays_a_toy_game_deterministically():
+    one = summary(simulate(4, seed=5, kind="random", game=Sealed.NAME))
+    two = summary(simulate(4, seed=5, kind="random", game=Sealed.NAME))
+    assert one == two and one["game"] == Sealed.NAME and one["reason"] == "revealed"
+
+
+def test_simulate_refuses_a_player_kind_the_game_has_not():
+    with pytest.raises(KeyError, match="no 'greedy' player"):
+        simulate(2, seed=1, kind="greedy", game=Sealed.NAME)
