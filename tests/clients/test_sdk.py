@@ -67,11 +67,11 @@ async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server,
     dropped_at: list[int] = []
 
     async def drop_seat_1_mid_game() -> None:
-        while len(table.history) < 50:
+        while table.match.seq < 50:
             await trio.sleep(0.01)
-        conn = table.seats[1].conn
+        conn = table.match.seats[1].sub
         assert conn is not None
-        dropped_at.append(len(table.history))
+        dropped_at.append(table.match.seq)
         conn.close("test: dropping a bot")
 
     with trio.fail_after(600):
@@ -80,10 +80,10 @@ async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server,
                 nursery.start_soon(bot.run)
                 await bot.joined.wait()
             nursery.start_soon(drop_seat_1_mid_game)
-    assert dropped_at and dropped_at[0] < len(table.history) // 2
+    assert dropped_at and dropped_at[0] < table.match.seq // 2
     assert bots[1].reconnects == 1 and bots[0].reconnects == 0
     assert bots[0].result == bots[1].result == table.history[-1][2].data["result"]
-    assert all(b.seat.last_seq == len(table.history) for b in bots)
+    assert all(b.seat.last_seq == table.match.seq for b in bots)
     # the resumed bot went on playing: it ended turns of its own after the drop
     own_turns = [event for seq, _, event in table.history[dropped_at[0]:]
                  if event.type == "turn_ended" and event.data["seat"] == 1 and event.data["reason"] == "ended"]

@@ -39,16 +39,16 @@ async def test_dropped_bidder_resumes_mid_auction_gets_missed_events_and_wins(se
             token = (await join(b, table))["token"]
             await join(c, table)
             t = server.lobby.tables[table]
-            card = t.engine.hands[0][0]
+            card = t.match.engine.hands[0][0]
             assert (await act(a, table, type="auction", card=card, start_price=5))["type"] == "ok"
             auction = (await b.event("auction_opened"))["event"]["auction"]["id"]
             assert (await act(b, table, type="bid", auction=auction, amount=10))["type"] == "ok"
             bid = await b.event("bid", seat=1)
             last_seq = bid["seq"]
             await b.drop()  # no close handshake: the TCP connection just goes
-            await until(lambda: t.seats[1].conn is None)
+            await until(lambda: t.match.seats[1].sub is None)
         # while seat 1 is away the table goes on: another auction, a bid in it, a ready
-        card2 = t.engine.hands[0][0]
+        card2 = t.match.engine.hands[0][0]
         assert (await act(a, table, type="auction", card=card2, start_price=1))["type"] == "ok"
         opened2 = await c.expect(lambda m: m["type"] == "event" and m["event"]["type"] == "auction_opened"
                                  and m["event"]["auction"]["lot"] == [card2])
@@ -58,7 +58,7 @@ async def test_dropped_bidder_resumes_mid_auction_gets_missed_events_and_wins(se
         await c.event("ready", seat=2)
         missed = [m for m in c.events() if m["seq"] > last_seq]
         assert [m["event"]["type"] for m in missed] == ["auction_opened", "bid", "ready"]
-        assert auction in [x["id"] for x in t.engine.view(None)["auctions"]]  # still open
+        assert auction in [x["id"] for x in t.match.engine.view(None)["auctions"]]  # still open
 
         async with connect(server, "bidder again") as b2:
             wrong = await b2.request("resume", table=table, token=token[:-1] + "x", last_seq=last_seq)
@@ -82,7 +82,7 @@ async def test_dropped_bidder_resumes_mid_auction_gets_missed_events_and_wins(se
             assert closed["event"]["outcome"] == "sold" and closed["event"]["winner"] == 1
             assert closed["event"]["price"] == 10 and closed["event"]["reason"] == "quiet"
             assert closed["time"] == bid["event"]["closes_at"]
-            assert t.engine.dollars[1] == 1000 - 10 and card in t.engine.hands[1]
+            assert t.match.engine.dollars[1] == 1000 - 10 and card in t.match.engine.hands[1]
             assert b2.closed is None
 
 
@@ -96,7 +96,7 @@ async def test_resume_with_wrong_token_is_bad_token_and_connection_stays_open(se
         reply = await other.request("resume", table="t999", token=token, last_seq=0)
         assert reply["code"] == "no_such_table"
         assert (await other.request("ping"))["type"] == "pong"
-        assert server.lobby.tables[table].seats[0].conn is not None  # the seat was not taken over
+        assert server.lobby.tables[table].match.seats[0].sub is not None  # the seat was not taken over
 
 
 async def test_resume_takes_the_seat_from_a_connection_still_open(server, autojump_clock):
@@ -132,8 +132,8 @@ async def test_stalled_client_dropped_while_table_plays_on(start_server, autojum
         results: list[dict[str, Any]] = []
 
         async def watch_drop() -> None:
-            await until(lambda: t.seats[1].conn is None, step=0.05)
-            dropped_at.append(len(t.history))
+            await until(lambda: t.match.seats[1].sub is None, step=0.05)
+            dropped_at.append(t.match.seq)
 
         async def seat(client: RawClient, index: int) -> None:
             results.append(await play_seat(client, index, make_player("greedy", index)))
@@ -145,19 +145,19 @@ async def test_stalled_client_dropped_while_table_plays_on(start_server, autojum
                 nursery.start_soon(seat, c0, 0)
                 nursery.start_soon(seat, c2, 2)
         # the server let go of the stalled seat early, and the others played the game to its end
-        assert dropped_at and dropped_at[0] < len(t.history) // 2
+        assert dropped_at and dropped_at[0] < t.match.seq // 2
         assert len(results) == 2 and results[0] == results[1] and t.state == "over"
         for client in (c0, c2):
             seqs = [m["seq"] for m in client.events()]
-            assert seqs == list(range(1, len(t.history) + 1))
-        assert t.engine.result()["turns"] > 3  # the stalled seat's turns timed out and play went on
+            assert seqs == list(range(1, t.match.seq + 1))
+        assert t.match.engine.result()["turns"] > 3  # the stalled seat's turns timed out and play went on
 
         # the stalled client finds its connection closed after the frames that were already on their way
         read: list[dict[str, Any]] = []
         with pytest.raises(ConnectionClosed), trio.fail_after(5):
             while True:
                 read.append(await stalled.receive())
-        assert len(read) < len(t.history)
+        assert len(read) < t.match.seq
         assert not [m for m in read if m["type"] == "event" and m["event"]["type"] == "result"]
         last_seq = max((m["seq"] for m in read if m["type"] == "event"), default=0)
         assert last_seq < dropped_at[0]
@@ -166,8 +166,8 @@ async def test_stalled_client_dropped_while_table_plays_on(start_server, autojum
     async with connect(server, "stalled again") as again:
         resumed = await again.request("resume", table=table, token=joined["token"], last_seq=last_seq)
         assert resumed["type"] == "resumed" and resumed["seat"] == 1
-        caught_up = [await again.next() for _ in range(len(t.history) - last_seq)]
-        assert [m["seq"] for m in caught_up] == list(range(last_seq + 1, len(t.history) + 1))
+        caught_up = [await again.next() for _ in range(t.match.seq - last_seq)]
+        assert [m["seq"] for m in caught_up] == list(range(last_seq + 1, t.match.seq + 1))
         assert caught_up[-1]["event"]["type"] == "result" and caught_up[-1]["event"]["result"] == results[0]
         view = await again.next()
         assert view["type"] == "view" and view["view"]["phase"] == "over" and view["legal"] == []
@@ -250,7 +250,7 @@ async def test_bad_messages_refused_with_their_codes_while_table_plays_on(server
         # nothing of that closed the players' connections or changed the game
         assert a.closed is None and b.closed is None and outsider.closed is None
         t = server.lobby.tables[table]
-        assert t.rejected == 1 and t.engine.turn == 1 and t.engine.current == 0
+        assert t.match.rejected == 1 and t.match.engine.turn == 1 and t.match.engine.current == 0
         seen = len(b.events())
         # a later valid command works, and the other seat gets its events
         view = (await a.request("view", table=table))
@@ -261,10 +261,10 @@ async def test_bad_messages_refused_with_their_codes_while_table_plays_on(server
         follow = await b.expect(lambda m: m["type"] == "event" and m["event"]["type"] in ("card_placed",
                                                                                            "auction_opened"))
         assert follow["seq"] > seen
-        before = list(t.engine.dollars)
+        before = list(t.match.engine.dollars)
         assert (await act(b, table, type="give", to=0, amount=1))["type"] == "ok"
         await a.event("gift", seat=1, to=0, amount=1)
-        assert t.engine.dollars == [before[0] + 1, before[1] - 1]
+        assert t.match.engine.dollars == [before[0] + 1, before[1] - 1]
 
 
 async def test_clients_vanishing_mid_handshake_never_stop_the_server(server):

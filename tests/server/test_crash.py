@@ -21,7 +21,7 @@ from trio_websocket import ConnectionClosed, HandshakeError
 
 from server.journal import read_journal
 from server.replay import replay_file
-from server.table import Table
+from server.match import Match
 from tests.server.conftest import BANK, connect
 from tests.server.test_recovery import Player, commands_by_seat
 
@@ -135,7 +135,7 @@ async def watch_until(port: int, table: str, point: str) -> dict[str, Any]:
                 return msg
 
 
-def hit(point: str, crashed: Table, mark: dict[str, Any]) -> bool:
+def hit(point: str, crashed: Match, mark: dict[str, Any]) -> bool:
     """Whether the kill came at the moment it was aimed at."""
     engine = crashed.engine
     assert engine is not None and not engine.over
@@ -194,7 +194,7 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
                         await trio.sleep(0.01)
                 # what the kill left on disk is what recovery will see
                 journal = read_journal(str(data / "tables" / f"{demo_table}.journal"))
-                crashed = Table.replay(journal.records)
+                crashed = Match.replay(journal.records)
                 if not hit(point, crashed, mark):
                     assert point == "auction" and kills < 6, f"the kill missed its moment ({point})"
                     points.append(point)  # once more
@@ -205,7 +205,7 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
                     assert _subsequence(player.acked, journaled), (point, player.seat)
                     assert len(journaled) - len(player.acked) <= kills
                     assert [(m["seq"], m["event"]) for m in player.events] == \
-                        [(seq, e.to_wire()) for seq, _, e in Table.replay(ours).history[: len(player.events)]]
+                        [(seq, e.to_wire()) for seq, _, e in Match.replay(ours).history[: len(player.events)]]
                 pause_s = 1.0 if point == "mid-turn" else 0.0
                 await trio.sleep(pause_s)  # a longer downtime once, which no clock may count
                 server = await procs.start("serve", *serve)

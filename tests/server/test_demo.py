@@ -29,8 +29,8 @@ async def test_demo_against_a_running_server_plays_on_a_table_there(server):
     out = await demo(players=2, seed=8, time_scale=5000, url=url(server))
     table = server.lobby.tables[out["table"]]
     assert table.state == "over" and table.seed == 8
-    assert out["digest"] == table.engine.digest()
-    assert out["dollars"] == table.engine.result()["dollars"]
+    assert out["digest"] == table.match.engine.digest()
+    assert out["dollars"] == table.match.engine.result()["dollars"]
     assert sum(out["dollars"]) + out["company_dollars"] == BANK
 
 

@@ -136,8 +136,8 @@ def to_frame(frame: Any, ids: dict[str, str]) -> bytes | str:
 def fingerprint(server) -> dict[str, Any]:
     """What a message could change: the tables, their seats and their games."""
     return {
-        tid: (t.state, [(s.index, s.name, s.token) for s in t.seats], len(t.history),
-              t.engine.digest() if t.engine is not None else None)
+        tid: (t.state, [(s.index, s.name, s.token) for s in t.match.seats], t.match.seq,
+              t.match.engine.digest() if t.match.engine is not None else None)
         for tid, t in server.lobby.tables.items()
     }
 
@@ -409,9 +409,9 @@ async def test_pause_stops_every_clock_and_resume_moves_the_deadlines(start_serv
         assert (await admin(org, "pause", table=table))["type"] == "ok"
         paused = await a.event("paused")
         t = server.lobby.tables[table]
-        events = len(t.history)
+        events = t.match.seq
         await trio.sleep(120)  # far past the turn deadline and the game clock
-        assert len(t.history) == events and t.state == "running"  # no deadline fired
+        assert t.match.seq == events and t.state == "running"  # no deadline fired
         refused = await act(a, table, type="end_turn")
         assert refused["code"] == "illegal_action" and refused["reason"] == "paused"
         view = await a.request("view", table=table)
@@ -475,7 +475,7 @@ async def test_connections_lists_seats_and_kick_closes_a_connection_that_may_res
         assert (await admin(org, "kick", "wrong-token-0123456789", conn=by_client["b"]["conn"]))["code"] \
             == "forbidden"
         t = server.lobby.tables[table]
-        assert t.seats[0].token == token and t.state == "running"  # the seat stays in the game
+        assert t.match.seats[0].token == token and t.state == "running"  # the seat stays in the game
         async with connect(server, "a again") as again:
             assert (await again.request("resume", table=table, token=token, last_seq=0))["type"] == "resumed"
         assert b.closed is None

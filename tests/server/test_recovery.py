@@ -16,7 +16,7 @@ from server.app import Server, ServerConfig
 from server.journal import read_journal
 from server.replay import replay_file
 from server.storage import DataDir
-from server.table import Table
+from server.match import Match
 from tests.server.conftest import BANK, RawClient, connect, create_table, join
 
 
@@ -113,10 +113,10 @@ async def test_recovered_table_is_the_same_and_its_clocks_lost_no_time(nursery, 
     server2, _ = await launch(nursery, str(tmp_path), sync="fsync")
     assert server2.lobby.clock.now_ms() == now  # server time continues from the heartbeat
     t = server2.lobby.tables[table]
-    assert t.state == "running" and t.engine.digest() == before["digest"]
+    assert t.state == "running" and t.match.engine.digest() == before["digest"]
     assert wire_history(t) == before["history"]
-    assert [s.token for s in t.seats] == before["tokens"] and [s.name for s in t.seats] == before["names"]
-    assert t.engine.view(None) == before["view"]  # deadlines included: the same server times as before
+    assert [s.token for s in t.match.seats] == before["tokens"] and [s.name for s in t.match.seats] == before["names"]
+    assert t.match.engine.view(None) == before["view"]  # deadlines included: the same server times as before
     assert t.actions == before["actions"]
 
     async with connect(server2, "ada again") as ada2, connect(server2, "bob again") as bob2:
@@ -233,7 +233,7 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
         journaled = commands_by_seat(at_crash.records, player.seat)
         assert journaled[: len(player.acked)] == player.acked
         assert len(journaled) - len(player.acked) <= 1  # at most the command in flight, durable but unanswered
-    crashed = Table.replay(at_crash.records)
+    crashed = Match.replay(at_crash.records)
     assert crashed.engine.auctions  # auctions were open at the crash
     history = wire_history(crashed)
     for player in players:

@@ -16,7 +16,7 @@ from server.cli import main
 from server.demo import demo
 from server.journal import encode_record, read_journal
 from server.replay import replay_file
-from server.table import Table
+from server.match import Match
 from tests.server.conftest import BANK
 
 
@@ -118,7 +118,7 @@ def test_a_bid_amount_no_one_could_pay_fails_with_status_1(journal, capsys):
 def test_a_winning_bid_one_dollar_higher_changes_the_result_and_fails(journal):
     """A change the rules still accept: the replay goes on, and the recorded result gives it away."""
     records = read_journal(str(journal)).records
-    table = Table.replay(records)
+    table = Match.replay(records)
     sold = [e.data for _, _, e in table.history if e.type == "auction_closed" and e.data["outcome"] == "sold"]
     assert sold
     target = None

@@ -60,7 +60,7 @@ async def test_no_token_or_hidden_card_order_in_logs_or_in_other_connections_fra
         assert (await fan.request("watch", table=table))["type"] == "watching"
         tokens = [(await join(client, table))["token"] for client in seats]
         t = server.lobby.tables[table]
-        decks.append(list(t.engine.deck))
+        decks.append(list(t.match.engine.deck))
         results: list[dict[str, Any]] = []
         kicked: list[RawClient] = []
 
@@ -73,9 +73,9 @@ async def test_no_token_or_hidden_card_order_in_logs_or_in_other_connections_fra
             await fan.event("turn_started")
             assert (await org.request("admin", token=ADMIN, action="pause", table=table))["type"] == "ok"
             await trio.sleep(5)
-            assert (await org.request("admin", token=ADMIN, action="resume", table=table))["type"] == "ok"
+            assert (await org.request("admin", token=ADMIN, action="unpause", table=table))["type"] == "ok"
             await fan.event("turn_started")
-            decks.append(list(t.engine.deck))
+            decks.append(list(t.match.engine.deck))
             assert (await org.request("admin", token=ADMIN, action="kick", conn=s1_conn))["type"] == "ok"
             kicked.append(s1)
 
@@ -103,7 +103,7 @@ async def test_no_token_or_hidden_card_order_in_logs_or_in_other_connections_fra
                     frames_guesser = guesser.frames
         # (the aside pile is left out: its order is that of the public card_aside and tourists_cleared
         # events, and it is shuffled before it is drawn from again)
-        decks.append(list(t.engine.deck))
+        decks.append(list(t.match.engine.deck))
         assert kicked and len(results) == 3 and all(r == results[0] for r in results) and t.state == "over"
 
     log_text = captured_logs.getvalue()
@@ -145,9 +145,9 @@ async def test_the_seed_that_orders_the_deck_is_not_revealed_before_the_end(serv
         await join(b, table)
         started = (await b.event("game_started"))["event"]
         t = server.lobby.tables[table]
-        deck = list(t.engine.deck)
+        deck = list(t.match.engine.deck)
         # what a seat could do with the seed if it had it: compute the hidden order
         if "seed" in started:
             guess = new_game("parsimonia", 2, started["seed"], OPTIONS, 1.0).snapshot()["deck"]
             assert guess != deck, "the seed in game_started gives away the deck order"
-        assert t.seed not in list(walk(b.frames))
+        assert t.match.seed not in list(walk(b.frames))

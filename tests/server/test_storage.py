@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 
 from server.journal import encode_record, read_journal
 from server.storage import DataDir
-from server.table import Table
+from server.match import Match
 from tests.server.conftest import connect, create_table, join
 
 
@@ -81,9 +81,9 @@ async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recove
 
     for table_id in ("t1", "t3"):
         t = server.lobby.tables[table_id]
-        assert t.state == "running" and [s.token for s in t.seats] == [r["token"] for r in
+        assert t.state == "running" and [s.token for s in t.match.seats] == [r["token"] for r in
                                                                        table_records(table_id)[1:3]]
-        assert t.engine.ready == {0} and t.seed == int(table_id[1:])
+        assert t.match.engine.ready == {0} and t.match.seed == int(table_id[1:])
     async with connect(server, "ada") as ada:
         token = table_records("t3")[1]["token"]
         assert (await ada.request("resume", table="t3", token=token, last_seq=0))["type"] == "resumed"
@@ -104,7 +104,7 @@ async def test_a_torn_tail_is_dropped_and_the_journal_grows_after_it(start_serve
         server = await start_server(data_dir=str(tmp_path))
     assert [e for e in logged if e["event"] == "journal_torn_tail_dropped"][0]["kept_bytes"] == whole
     t = server.lobby.tables["t1"]
-    assert t.engine.ready == {0}  # the torn "ready" of seat 1 is not part of the game
+    assert t.match.engine.ready == {0}  # the torn "ready" of seat 1 is not part of the game
     async with connect(server, "bob") as bob:
         assert (await bob.request("resume", table="t1", token=records[2]["token"], last_seq=0))["type"] == "resumed"
         reply = await bob.request("act", table="t1", command={"type": "vote_end", "agree": True})
@@ -178,7 +178,7 @@ async def test_a_table_that_ended_just_before_a_crash_is_archived_on_start(start
     data = DataDir(str(tmp_path))
     records = [*table_records("t1"), {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "quit"}}]
     # what the table recorded live: the end, with its result
-    live = Table.replay(records)
+    live = Match.replay(records)
     assert live.state == "over"
     records.append({"k": "end", "at": 1600, "result": live.result})
     write_journal(data.journal_path("t1"), records)

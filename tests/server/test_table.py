@@ -48,10 +48,10 @@ async def test_full_game_of_reference_bots_ends_with_same_result_for_every_bot(s
     assert result["reason"] == "clock" and result["game_ms"] == SHORT["game_ms"]
     assert result["actions"] > 0 and result["turns"] > 0
     t = server.lobby.tables[table]
-    assert t.state == "over" and t.history[-1][2].type == "result"
-    assert result["digest"] == t.engine.digest()
+    assert t.state == "over" and t.match.history[-1][2].type == "result"
+    assert result["digest"] == t.match.engine.digest()
     # every bot saw the last event
-    assert all(b.seat.last_seq == len(t.history) for b in bots)
+    assert all(b.seat.last_seq == t.match.seq for b in bots)
 
 
 # ------------------------------------------------------------------ turn deadlines
@@ -229,7 +229,7 @@ async def test_hidden_information_frame_by_frame_for_spectator_and_every_seat(se
     decks: set[tuple[int, ...]] = set()  # every order of the tourists deck seen at a sampled point
 
     def sample(table_id: str) -> None:
-        engine = server.lobby.tables[table_id].engine
+        engine = server.lobby.tables[table_id].match.engine
         if engine is not None:
             decks.add(tuple(engine.deck))
 
@@ -265,12 +265,12 @@ async def test_hidden_information_frame_by_frame_for_spectator_and_every_seat(se
             sample(table)
 
     t = server.lobby.tables[table]
-    engine = t.engine
+    engine = t.match.engine
     assert t.state == "over" and len(results) == seats and all(r == results[0] for r in results)
     final_deck, final_aside = tuple(engine.deck), tuple(engine.aside)
     secret_orders = {d for d in decks | {final_deck} if len(d) >= 6}
     assert secret_orders, "the sampled decks are too short to check"
-    history = len(t.history)
+    history = t.match.seq
     streams = {"spectator": (spectator, None)} | {f"seat {s}": (clients[s], s) for s in range(seats)}
     reference_events = [m["event"] for m in spectator.events()]
     for name, (client, seat) in streams.items():
@@ -328,7 +328,7 @@ async def test_a_failing_clock_stops_its_table_not_the_server(server, autojump_c
         healthy = await create_table(c, 2, options=SHORT)
         await join(a, broken)
         await join(b, broken)
-        engine = server.lobby.tables[broken].engine
+        engine = server.lobby.tables[broken].match.engine
 
         def explode(now_ms: int) -> list:
             raise RuntimeError("a bug in the game's clock")
