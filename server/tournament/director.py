@@ -203,10 +203,10 @@ def _safe(name: str) -> str:
 def render_standings(doc: dict[str, Any]) -> str:
     lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
              f" of {doc['rounds_planned']}",
-             f"{'#':>3} {'name':<24} {'points':>7} {'dollars':>8} {'games':>5}"]
+             f"{'#':>3} {'name':<24} {'points':>7} {'score':>8} {'games':>5}"]
     for e in doc["entrants"]:
         dropped = " (dropped)" if e.get("dropped") else ""
-        lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['dollars']:>8} {e['games']:>5}{dropped}")
+        lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['score']:>8} {e['games']:>5}{dropped}")
     return "\n".join(lines)
 
 

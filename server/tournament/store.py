@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from .pairing import History, next_round
 from .roster import Roster, parse_roster
-from .standings import GameResult, Standing, compute_standings
+from .standings import GameResult, Standing, compute_standings, result_scores
 
 TournamentState = Literal["running", "paused", "finished"]
 TableState = Literal["pending", "running", "finished"]
@@ -108,8 +108,9 @@ class TableRecord:
     def game_result(self) -> GameResult | None:
         if self.result is None or self.server_table is None:
             return None
-        return GameResult(self.round, self.server_table, self.seats, tuple(self.result["dollars"]),
-                          tuple(self.result["winners"]))
+        scores = result_scores(self.result)
+        assert scores is not None  # record_result stores no result without them
+        return GameResult(self.round, self.server_table, self.seats, scores, tuple(self.result["winners"]))
 
 
 @dataclass(frozen=True)
@@ -262,15 +263,16 @@ class Store:
                                 [(token, round_number, position, seat) for seat, token in enumerate(tokens)])
 
     def record_result(self, server_table: str, result: Mapping[str, Any]) -> bool:
-        """Store a running table's result (needs ``dollars`` and ``winners``); False if it was already stored."""
+        """Store a running table's result (needs ``winners`` and ``scores``, or the ``dollars`` of older
+        results); False if it was already stored."""
         row = self.db.execute("SELECT round, position, state FROM game_table WHERE server_table = ?",
                               (server_table,)).fetchone()
         if row is None:
             raise StoreError(f"no table {server_table!r} in this tournament")
         if row[2] == "finished":
             return False
-        if "dollars" not in result or "winners" not in result:
-            raise StoreError(f"the result of {server_table!r} has no dollars or winners")
+        if result_scores(result) is None or "winners" not in result:
+            raise StoreError(f"the result of {server_table!r} has no scores or winners")
         rnd, pos, _ = row
         with self.db:
             self.db.execute("INSERT INTO result (round, position, result) VALUES (?, ?, ?)",

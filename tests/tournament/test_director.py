@@ -67,8 +67,8 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
         assert sorted(len(t["seats"]) for t in rnd["tables"]) == [2, 3]  # balanced, no lone player
     points = [e["points"] for e in doc["entrants"]]
     assert points == sorted(points, reverse=True)
-    assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
-        {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(tmp_path / "data")
+    assert [{k: e[k] for k in ("name", "points", "score", "games")} for e in doc["entrants"]] == [
+        {k: e[k] for k in ("name", "points", "score", "games")} for e in stored_standings(tmp_path / "data")
     ]
     export = tmp_path / "data" / "export"
     assert {"standings.csv", "results.csv", "tournament.json"} <= {p.name for p in export.iterdir()}
@@ -98,8 +98,8 @@ def test_director_killed_mid_round_finishes_after_restart_counting_every_game_on
     assert set(games_by_name(doc).values()) == {3}  # no game lost, none counted twice
     tables = [t["server_table"] for r in doc["rounds"] for t in r["tables"]]
     assert len(tables) == len(set(tables)) == 6
-    assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
-        {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(data)
+    assert [{k: e[k] for k in ("name", "points", "score", "games")} for e in doc["entrants"]] == [
+        {k: e[k] for k in ("name", "points", "score", "games")} for e in stored_standings(data)
     ]
 
 

@@ -22,8 +22,8 @@ def snapshot(tmp_path) -> Snapshot:
         store.start_round(1, [[1, 2], [3, 4]])
         store.table_started(1, 1, "t1", ["a", "b"])
         store.table_started(1, 2, "t2", ["c", "d"])
-        store.record_result("t1", {"dollars": [700, 700], "winners": [0, 1], "reason": "clock"})
-        store.record_result("t2", {"dollars": [100, 900], "winners": [1], "reason": "agreement"})
+        store.record_result("t1", {"scores": [700, 700], "winners": [0, 1], "reason": "clock"})
+        store.record_result("t2", {"scores": [100, 900], "winners": [1], "reason": "agreement"})
         store.start_round(2, [[1, 4], [2, 3]])
         store.table_started(2, 1, "t3", ["e", "f"])
         return store.load()
@@ -32,7 +32,7 @@ def snapshot(tmp_path) -> Snapshot:
 def test_the_document_has_standings_and_every_round_with_places_and_points(snapshot):
     doc = tournament_document(snapshot)
     assert (doc["name"], doc["format"], doc["state"], doc["rounds_planned"]) == ("Export cup", "swiss", "running", 2)
-    assert [(e["name"], e["points"], e["dollars"], e["games"], e["kind"]) for e in doc["entrants"]] == [
+    assert [(e["name"], e["points"], e["score"], e["games"], e["kind"]) for e in doc["entrants"]] == [
         ("Di", 6, 900, 1, "bot"), ("Ada", 4.5, 700, 1, "bot"), ("Bo", 4.5, 700, 1, "bot"), ("Cy", 3, 100, 1, "bot")]
     first, second = doc["rounds"]
     assert first["finished"] and not second["finished"]
@@ -41,7 +41,7 @@ def test_the_document_has_standings_and_every_round_with_places_and_points(snaps
     assert [(s["name"], s["place"], s["points"]) for s in shared["seats"]] == [("Ada", 1, 4.5), ("Bo", 1, 4.5)]
     running, pending = second["tables"]
     assert (running["state"], running["reason"], running["replay"]) == ("running", None, None)
-    assert running["seats"][0] == {"seat": 0, "name": "Ada", "dollars": None, "place": None, "points": None}
+    assert running["seats"][0] == {"seat": 0, "name": "Ada", "score": None, "place": None, "points": None}
     assert (pending["state"], pending["server_table"]) == ("pending", None)
 
 
@@ -61,7 +61,7 @@ def test_write_exports_writes_json_and_csv_files_in_standings_and_game_order(sna
         ("1", "Di", "6"), ("2", "Ada", "4.5"), ("2", "Bo", "4.5"), ("4", "Cy", "3")]
     with (out / "results.csv").open() as f:
         results = list(csv.DictReader(f))
-    assert [(r["round"], r["table"], r["server_table"], r["seat"], r["name"], r["dollars"], r["place"], r["points"])
+    assert [(r["round"], r["table"], r["server_table"], r["seat"], r["name"], r["score"], r["place"], r["points"])
             for r in results] == [
         ("1", "1", "t1", "0", "Ada", "700", "1", "4.5"), ("1", "1", "t1", "1", "Bo", "700", "1", "4.5"),
         ("1", "2", "t2", "0", "Cy", "100", "2", "3"), ("1", "2", "t2", "1", "Di", "900", "1", "6")]

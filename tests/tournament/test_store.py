@@ -16,8 +16,8 @@ ROSTER = Roster(
 )
 
 
-def result(dollars: list[int], winners: list[int]) -> dict:
-    return {"dollars": dollars, "winners": winners, "reason": "clock", "turns": 9}
+def result(scores: list[int], winners: list[int]) -> dict:
+    return {"scores": scores, "winners": winners, "reason": "clock", "turns": 9}
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_tables_seats_tokens_and_results_read_back_after_reopening(path):
     assert first.tokens == ("k1", "k2", "k3", "k4")
     assert first.result == result([900, 500, 500, 100], [0])
     assert (second.state, second.result, second.game_result()) == ("running", None, None)
-    assert first.game_result().dollars == (900, 500, 500, 100) and first.game_result().winners == (0,)
+    assert first.game_result().scores == (900, 500, 500, 100) and first.game_result().winners == (0,)
 
 
 def test_recording_a_result_twice_counts_it_once(path):
@@ -64,8 +64,22 @@ def test_recording_a_result_twice_counts_it_once(path):
         assert store.record_result("t1", result([0, 0, 0, 999], [3])) is False
         snap = store.load()
     ada = next(s for s in snap.standings() if s.name == "Ada")
-    assert (ada.points, ada.dollars, ada.games) == (6, 900, 1)
-    assert snap.rounds[0].tables[0].result["dollars"] == [900, 500, 500, 100]
+    assert (ada.points, ada.score, ada.games) == (6, 900, 1)
+    assert snap.rounds[0].tables[0].result["scores"] == [900, 500, 500, 100]
+
+
+def test_a_result_without_dollars_is_ranked_by_its_scores_and_an_old_one_by_its_dollars(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"])
+        store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
+        assert store.record_result("t1", {"scores": [1, 4, 2, 3], "winners": [1], "reason": "market_closed"})
+        assert store.record_result("t2", {"dollars": [10, 40, 30, 20], "winners": [1], "reason": "clock"})
+        snap = store.load()
+    assert [t.game_result().scores for t in snap.rounds[0].tables] == [(1, 4, 2, 3), (10, 40, 30, 20)]
+    by_name = {s.name: (s.points, s.score) for s in snap.standings()}
+    assert by_name["bot-1"] == (6, 4) and by_name["Ada"] == (0, 1) and by_name["bot-5"] == (6, 40)
 
 
 def test_a_restarted_director_sees_the_round_in_play_and_its_running_tables(path):
