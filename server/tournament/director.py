@@ -25,10 +25,13 @@ from server.app import Server, ServerConfig
 from server.tournament.bots import run_bot_process
 from server.tournament.export import tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
-from server.tournament.roster import Roster, load_roster
+from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
 from server.tournament.store import Snapshot, Store, TableRecord
 
 STANDINGS_TOPIC = "standings"
+# `replace NAME`: a reference bot of this very Python (and source tree) plays the seat for the rest of the game
+STAND_IN_BOT = (sys.executable, "-m", "server.cli", "bot", "greedy", "--url={url}", "--table={table}",
+                "--token={token}", "--name={name}")
 
 
 @dataclass
@@ -133,7 +136,8 @@ class Director:
                 self.out(f"  {entrant.name}: table {sid}, seat {seat}, token {token}")
                 continue
             spec = next(e for e in self.roster.entrants if e.name == entrant.name)
-            argv, env = spec.argv(self.url, sid, token), spec.env(self.url, sid, token)
+            game = self.roster.game
+            argv, env = spec.argv(self.url, sid, token, game), spec.env(self.url, sid, token, game)
             self._start_bot(sid, entrant.name, argv, env)
 
     def _start_bot(self, sid: str, name: str, argv: list[str], env: dict[str, str]) -> None:
@@ -189,9 +193,10 @@ class Director:
         for sid, table in self._running.items():
             for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
                 if snap.entrant(entrant_id).name == name and token is not None:
-                    argv = [sys.executable, "-m", "server.cli", "bot", "greedy", "--url", self.url, "--table", sid,
-                            "--token", token, "--name", f"{name} (stand-in)"[:64]]
-                    self._start_bot(sid, name, argv, {})
+                    stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
+                    game = self.roster.game
+                    self._start_bot(sid, name, stand_in.argv(self.url, sid, token, game),
+                                    stand_in.env(self.url, sid, token, game))
                     return f"a greedy bot plays {name}'s seat {seat} at {sid} for the rest of the game"
         return f"{name} is not at a running table"
 

@@ -22,12 +22,15 @@ A roster is TOML::
 
     [[entrant]]
     name = "greedy-1"
-    bot = ["parsimonia", "bot", "greedy", "--url", "{url}", "--table", "{table}", "--token", "{token}"]
+    bot = ["parsimonia", "bot", "greedy", "--url={url}", "--table={table}", "--token={token}"]
 
 A bot is a command line (a list of strings, no shell). The director fills the placeholders ``{url}``,
-``{table}``, ``{token}`` and ``{name}`` in every argument, and also sets the environment variables
-``PARSIMONIA_URL``, ``PARSIMONIA_TABLE``, ``PARSIMONIA_TOKEN`` and ``PARSIMONIA_NAME``. Each entrant is exactly one
-of ``human = true`` or ``bot = [...]``.
+``{table}``, ``{token}``, ``{name}`` and ``{game}`` in every argument, and also sets the environment variables
+``PARSIMONIA_URL``, ``PARSIMONIA_TABLE``, ``PARSIMONIA_TOKEN``, ``PARSIMONIA_NAME`` and ``PARSIMONIA_GAME``. A seat
+token may begin with ``-``: a long option followed by an argument that is just one placeholder (``"--token",
+"{token}"``) is passed as one argument (``--token=VALUE``), so that no value is ever read as an option; write
+``--token={token}`` yourself, or read the environment, where a bot takes its token in any other way. Each entrant is
+exactly one of ``human = true`` or ``bot = [...]``.
 
 ``load_roster`` raises ``RosterError`` naming the file, the line when it can find it, and the field.
 ``Roster.to_dict()`` gives back the same TOML-shaped mapping, which ``parse_roster`` reads again.
@@ -50,11 +53,13 @@ MIN_ENTRANTS, MAX_ENTRANTS = 2, 1000
 MAX_ROUNDS = 100
 MIN_TABLE, MAX_TABLE = 2, 6
 MAX_NAME = 64  # the protocol's limit on a player's name
-PLACEHOLDERS = ("url", "table", "token", "name")
+PLACEHOLDERS = ("url", "table", "token", "name", "game")
 
 _TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "options", "points", "entrant"}
 _ENTRANT_KEYS = {"name", "human", "bot"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
+_LONE_PLACEHOLDER = re.compile("|".join(re.escape("{" + p + "}") for p in PLACEHOLDERS))
+_LONG_OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
 
 
 class RosterError(ValueError):
@@ -70,19 +75,27 @@ class Entrant:
     def kind(self) -> Literal["human", "bot"]:
         return "human" if self.bot is None else "bot"
 
-    def argv(self, url: str, table: str, token: str) -> list[str]:
-        """The bot's command line with its placeholders filled in."""
+    def argv(self, url: str, table: str, token: str, game: str) -> list[str]:
+        """The bot's command line with its placeholders filled in; ``--option {placeholder}`` becomes one
+        argument ``--option=VALUE``, so that a value beginning with ``-`` is not taken for an option."""
         if self.bot is None:
             raise ValueError(f"{self.name} is a human, not a bot")
-        values = self._values(url, table, token)
-        return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.bot]
+        values = self._values(url, table, token, game)
+        out: list[str] = []
+        for before, arg in zip(("",) + self.bot, self.bot):
+            filled = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg)
+            if _LONE_PLACEHOLDER.fullmatch(arg) and _LONG_OPTION.fullmatch(before):
+                out[-1] = f"{before}={filled}"
+            else:
+                out.append(filled)
+        return out
 
-    def env(self, url: str, table: str, token: str) -> dict[str, str]:
+    def env(self, url: str, table: str, token: str, game: str) -> dict[str, str]:
         """The variables to add to the bot's environment."""
-        return {f"PARSIMONIA_{key.upper()}": value for key, value in self._values(url, table, token).items()}
+        return {f"PARSIMONIA_{key.upper()}": value for key, value in self._values(url, table, token, game).items()}
 
-    def _values(self, url: str, table: str, token: str) -> dict[str, str]:
-        return {"url": url, "table": table, "token": token, "name": self.name}
+    def _values(self, url: str, table: str, token: str, game: str) -> dict[str, str]:
+        return {"url": url, "table": table, "token": token, "name": self.name, "game": game}
 
 
 @dataclass(frozen=True)

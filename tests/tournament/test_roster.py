@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -58,10 +59,26 @@ def test_the_example_league_is_twelve_bots_in_a_three_round_swiss():
 
 
 def test_a_bot_command_gets_its_placeholders_filled_and_the_same_values_in_its_environment():
-    bot = Entrant("b1", ("run", "--url={url}", "{table}", "{token}", "{name}", "{literal"))
-    assert bot.argv("ws://h:1", "t7", "secret") == ["run", "--url=ws://h:1", "t7", "secret", "b1", "{literal"]
-    assert bot.env("ws://h:1", "t7", "secret") == {
-        "PARSIMONIA_URL": "ws://h:1", "PARSIMONIA_TABLE": "t7", "PARSIMONIA_TOKEN": "secret", "PARSIMONIA_NAME": "b1"}
+    bot = Entrant("b1", ("run", "--url={url}", "{table}", "{token}", "{name}", "{game}", "{literal"))
+    assert bot.argv("ws://h:1", "t7", "secret", "kupcy") == [
+        "run", "--url=ws://h:1", "t7", "secret", "b1", "kupcy", "{literal"]
+    assert bot.env("ws://h:1", "t7", "secret", "kupcy") == {
+        "PARSIMONIA_URL": "ws://h:1", "PARSIMONIA_TABLE": "t7", "PARSIMONIA_TOKEN": "secret", "PARSIMONIA_NAME": "b1",
+        "PARSIMONIA_GAME": "kupcy"}
+
+
+def test_a_token_beginning_with_a_dash_is_passed_joined_to_its_option_so_it_is_not_read_as_one():
+    bot = Entrant("b1", ("run", "--table", "{table}", "--token", "{token}", "-v", "{name}", "--game", "x{game}"))
+    assert bot.argv("ws://h:1", "t7", "-abc", "parsimonia") == [
+        "run", "--table=t7", "--token=-abc", "-v", "b1", "--game", "xparsimonia"]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--token")
+    assert parser.parse_args([bot.argv("u", "t", "-abc", "g")[2]]).token == "-abc"
+
+
+def test_a_value_that_looks_like_an_option_does_not_join_the_next_argument():
+    bot = Entrant("b1", ("run", "{token}", "{name}"))
+    assert bot.argv("u", "t", "--abc", "g") == ["run", "--abc", "b1"]
 
 
 def test_to_dict_reads_back_to_the_same_roster(tmp_path):
