@@ -151,7 +151,7 @@ class Director:
         with trio.CancelScope() as scope:
             self._bots.setdefault(sid, []).append(scope)
             if sid in self._running:
-                await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"))
+                await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"), self.out)
 
     async def _publish(self, snap: Snapshot) -> None:
         doc = tournament_document(snap)
