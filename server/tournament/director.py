@@ -22,6 +22,7 @@ import trio
 from clients.sdk import ServerError
 from server import logs
 from server.app import Server, ServerConfig
+from server.dirlock import DirLock
 from server.tournament.bots import run_bot_process
 from server.tournament.export import tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
@@ -219,6 +220,14 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
     """Run (or carry on) the tournament of ``cfg.roster`` to its end; return its document."""
     roster = load_roster(cfg.roster)
     os.makedirs(cfg.data_dir, mode=0o700, exist_ok=True)
+    lock = DirLock(cfg.data_dir)  # one director per directory (DataDirBusy), whose server has DATA/server
+    try:
+        return await _run_locked(cfg, roster, out)
+    finally:
+        lock.close()
+
+
+async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
         store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
         async with trio.open_nursery() as nursery:

@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from server import logs
+from server.dirlock import DataDirBusy, DirLock
 from server.tournament.director import Director, DirectorConfig, run_tournament
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
@@ -73,6 +74,20 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
     export = tmp_path / "data" / "export"
     assert {"standings.csv", "results.csv", "tournament.json"} <= {p.name for p in export.iterdir()}
     assert len(list((export / "replays").iterdir())) == 4  # every game's replay file is kept
+    DirLock(str(tmp_path / "data")).close()  # the director let go of its directory
+
+
+async def test_a_second_director_on_a_data_directory_in_use_stops_before_touching_it(tmp_path):
+    roster = write_roster(tmp_path / "league.toml", entrants=4, rounds=1, table_size=2)
+    data = tmp_path / "data"
+    data.mkdir()
+    holder = DirLock(str(data))  # e.g. a first director, still running
+    try:
+        with pytest.raises(DataDirBusy, match=f"data directory {data} is in use by process {os.getpid()}"):
+            await run_tournament(DirectorConfig(roster=str(roster), data_dir=str(data), port=0, live=False))
+    finally:
+        holder.close()
+    assert sorted(p.name for p in data.iterdir()) == ["lock"]
 
 
 def test_director_killed_mid_round_finishes_after_restart_counting_every_game_once(tmp_path):
