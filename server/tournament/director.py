@@ -27,6 +27,7 @@ from server.tournament.bots import run_bot_process
 from server.tournament.export import tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
 from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
+from server.tournament.seeds import random_seed
 from server.tournament.store import Snapshot, Store, TableRecord
 
 STANDINGS_TOPIC = "standings"
@@ -72,7 +73,9 @@ class Director:
                 if snap.rounds_left == 0:
                     self.store.set_state("finished")
                     return self.store.load()
-                self.store.start_round(snap.current_round + 1, snap.next_tables())
+                tables = snap.next_tables()
+                self.store.start_round(snap.current_round + 1, tables,
+                                       snap.table_seeds(snap.current_round + 1, len(tables)))
                 self.log.info("round_paired", round=snap.current_round + 1)
                 continue
             await self._play_round(snap)
@@ -101,7 +104,7 @@ class Director:
             nursery.cancel_scope.cancel()
 
     async def _create(self, snap: Snapshot, table: TableRecord) -> None:
-        seed = (snap.seed * 1_000_003 + table.round * 1009 + table.position) % 2**63
+        seed = random_seed() if table.seed is None else table.seed  # None: paired by a director that stored none
         sid = await self.link.create_table(self.roster.game, len(table.seats), seed, dict(self.roster.options),
                                            self.cfg.time_scale)
         tokens = await self.link.take_seats(sid, [snap.entrant(e).name for e in table.seats])

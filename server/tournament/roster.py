@@ -7,7 +7,8 @@ A roster is TOML::
     rounds = 3                  # required, 1..100
     table_size = 4              # preferred seats per table, 2..6 (default 4); tables are balanced around it
     game = "parsimonia"         # default "parsimonia"
-    seed = 7                    # default 0: seeds round 1's seating (and whatever the director derives from it)
+    seed = 7                    # optional: a reproducible league (seating and, by a keyed hash, every table's
+                                # seed); without it both come from the operating system's random source
 
     [options]                   # optional: the game's options, passed as-is to `create.options`
     game_ms = 1200000           # (protocol/SPEC.md lists each game's; durations in ms, before any time scale)
@@ -106,7 +107,7 @@ class Roster:
     format: Format = "swiss"
     table_size: int = 4
     game: str = "parsimonia"
-    seed: int = 0
+    seed: int | None = None  # None: the seating and the tables' seeds are random
     options: dict[str, Any] = field(default_factory=dict)
     points: tuple[int, ...] = DEFAULT_POINTS
 
@@ -118,7 +119,7 @@ class Roster:
             "rounds": self.rounds,
             "table_size": self.table_size,
             "game": self.game,
-            "seed": self.seed,
+            **({} if self.seed is None else {"seed": self.seed}),
             "options": dict(self.options),
             "points": {"by_place": list(self.points)},
             "entrant": [
@@ -167,7 +168,7 @@ class _Parser:
             raise self.fail(("rounds",), "rounds", "missing (how many rounds to play)")
         rounds = self.integer(data["rounds"], ("rounds",), "rounds", 1, MAX_ROUNDS)
         table_size = self.integer(data.get("table_size", 4), ("table_size",), "table_size", MIN_TABLE, MAX_TABLE)
-        seed = self.integer(data.get("seed", 0), ("seed",), "seed", -(2**63), 2**63 - 1)
+        seed = None if "seed" not in data else self.integer(data["seed"], ("seed",), "seed", -(2**63), 2**63 - 1)
         game = data.get("game", "parsimonia")
         if game not in GAMES:
             raise self.fail(("game",), "game", f"unknown game {game!r} (known: {', '.join(sorted(GAMES))})")

@@ -2,17 +2,20 @@
 
 Tables::
 
-    tournament  the roster (JSON, as ``Roster.to_dict``), the seed, the state (running, paused, finished)
+    tournament  the roster (JSON, as ``Roster.to_dict``), the seed, whether the organiser chose it (seeded),
+                the state (running, paused, finished)
     entrant     id (1.. in roster order), name, kind, bot command (JSON), dropped_after (rounds begun at the drop)
     round       number (1..), state (running, finished)
-    game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished)
+    game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished),
+                the game's seed (``seeds``)
     seat        round, position, seat, entrant id, the seat's token
     result      round, position, the game's result map (JSON)
 
 A table's life: ``start_round`` records the round's seating (pending, before anything exists on the server);
 ``table_started`` adds the server's table id and the seat tokens (running); ``record_result`` stores the
 result (finished; recording it again changes nothing) and finishes the round with its last table. Every
-change is one transaction. ``load`` reads everything back as a ``Snapshot``.
+change is one transaction. ``load`` reads everything back as a ``Snapshot``. A file written before a column
+existed gets it when opened (``_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Literal
 
 from .pairing import History, next_round
 from .roster import Roster, parse_roster
+from .seeds import random_seed, table_seeds
 from .standings import GameResult, Standing, compute_standings, result_scores
 
 TournamentState = Literal["running", "paused", "finished"]
@@ -36,6 +40,7 @@ CREATE TABLE IF NOT EXISTS tournament (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     roster TEXT NOT NULL,
     seed INTEGER NOT NULL,
+    seeded INTEGER NOT NULL DEFAULT 1,
     state TEXT NOT NULL CHECK (state IN ('running', 'paused', 'finished'))
 );
 CREATE TABLE IF NOT EXISTS entrant (
@@ -54,6 +59,7 @@ CREATE TABLE IF NOT EXISTS game_table (
     position INTEGER NOT NULL,
     server_table TEXT UNIQUE,
     state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'finished')),
+    seed INTEGER,
     PRIMARY KEY (round, position)
 );
 CREATE TABLE IF NOT EXISTS seat (
@@ -73,6 +79,13 @@ CREATE TABLE IF NOT EXISTS result (
     FOREIGN KEY (round, position) REFERENCES game_table (round, position)
 );
 """
+
+# Columns added since the first files were written: (table, column, its declaration); older rows get the default.
+# A tournament begun before `seeded` had its seed from the roster.
+_COLUMNS = (
+    ("tournament", "seeded", "INTEGER NOT NULL DEFAULT 1"),
+    ("game_table", "seed", "INTEGER"),
+)
 
 
 class StoreError(RuntimeError):
@@ -104,6 +117,7 @@ class TableRecord:
     server_table: str | None  # None while pending
     tokens: tuple[str | None, ...]  # by seat; None until the table is started
     result: dict[str, Any] | None  # the game's result map once finished
+    seed: int | None = None  # None only for a table paired before seeds were stored
 
     def game_result(self) -> GameResult | None:
         if self.result is None or self.server_table is None:
@@ -125,7 +139,8 @@ class Snapshot:
     """Everything stored, and what a director needs to carry on."""
 
     roster: Roster
-    seed: int
+    seed: int  # the seating's, and the key of the tables' seeds when ``seeded``
+    seeded: bool  # chosen by the organiser (roster or --seed); else random, and so are the tables' seeds
     state: TournamentState
     entrants: tuple[EntrantRecord, ...]
     rounds: tuple[RoundRecord, ...]
@@ -166,6 +181,10 @@ class Snapshot:
         roster = self.roster
         return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed)
 
+    def table_seeds(self, round_number: int, count: int) -> list[int]:
+        """Seeds for round ``round_number``'s ``count`` tables: derived from the organiser's seed, else random."""
+        return table_seeds(self.seed if self.seeded else None, round_number, count)
+
     def entrant(self, entrant_id: int) -> EntrantRecord:
         """The entrant with this id (``KeyError`` if none)."""
         return {e.id: e for e in self.entrants}[entrant_id]
@@ -181,6 +200,9 @@ class Store:
         self.db.execute("PRAGMA synchronous = FULL")
         with self.db:
             self.db.executescript(_SCHEMA)
+            for table, column, declaration in _COLUMNS:
+                if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def __enter__(self) -> Store:
         return self
@@ -191,13 +213,16 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def begin(self, roster: Roster, seed: int) -> Snapshot:
-        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept)."""
+    def begin(self, roster: Roster, seed: int | None) -> Snapshot:
+        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept).
+        ``seed`` None: a random one, and random table seeds."""
         row = self.db.execute("SELECT roster FROM tournament").fetchone()
         if row is None:
             with self.db:
-                self.db.execute("INSERT INTO tournament (id, roster, seed, state) VALUES (1, ?, ?, 'running')",
-                                (json.dumps(roster.to_dict(), sort_keys=True), seed))
+                self.db.execute(
+                    "INSERT INTO tournament (id, roster, seed, seeded, state) VALUES (1, ?, ?, ?, 'running')",
+                    (json.dumps(roster.to_dict(), sort_keys=True),
+                     random_seed() if seed is None else seed, seed is not None))
                 self.db.executemany(
                     "INSERT INTO entrant (id, name, kind, bot) VALUES (?, ?, ?, ?)",
                     [(i, e.name, e.kind, None if e.bot is None else json.dumps(list(e.bot)))
@@ -209,7 +234,7 @@ class Store:
         return self.load()
 
     def load(self) -> Snapshot:
-        row = self.db.execute("SELECT roster, seed, state FROM tournament").fetchone()
+        row = self.db.execute("SELECT roster, seed, seeded, state FROM tournament").fetchone()
         if row is None:
             raise StoreError("no tournament here yet")
         entrants = tuple(
@@ -224,26 +249,30 @@ class Store:
         results = {(rnd, pos): json.loads(text) for rnd, pos, text in
                    self.db.execute("SELECT round, position, result FROM result")}
         tables: dict[int, list[TableRecord]] = {}
-        for rnd, pos, server_table, state in self.db.execute(
-                "SELECT round, position, server_table, state FROM game_table ORDER BY round, position"):
+        for rnd, pos, server_table, state, seed in self.db.execute(
+                "SELECT round, position, server_table, state, seed FROM game_table ORDER BY round, position"):
             sat = seats[(rnd, pos)]
             tables.setdefault(rnd, []).append(TableRecord(
                 rnd, pos, tuple(e for e, _ in sat), state, server_table, tuple(t for _, t in sat),
-                results.get((rnd, pos))))
+                results.get((rnd, pos)), seed))
         rounds = tuple(RoundRecord(n, state == "finished", tuple(tables.get(n, ())))
                        for n, state in self.db.execute("SELECT number, state FROM round ORDER BY number"))
-        return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], row[2], entrants, rounds)
+        return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], bool(row[2]), row[3], entrants,
+                        rounds)
 
-    def start_round(self, number: int, tables: Sequence[Sequence[int]]) -> None:
-        """Record round ``number``'s seating (entrant ids in seat order, top table first), all tables pending."""
+    def start_round(self, number: int, tables: Sequence[Sequence[int]], seeds: Sequence[int]) -> None:
+        """Record round ``number``'s seating (entrant ids in seat order, top table first) and its tables' seeds,
+        all tables pending."""
+        if len(seeds) != len(tables):
+            raise StoreError(f"round {number}: {len(tables)} tables, {len(seeds)} seeds")
         last = self.db.execute("SELECT number, state FROM round ORDER BY number DESC LIMIT 1").fetchone()
         if (last is None and number != 1) or (last is not None and (last[1] != "finished" or number != last[0] + 1)):
             raise StoreError(f"round {number} cannot begin now (last round: {last})")
         with self.db:
             self.db.execute("INSERT INTO round (number, state) VALUES (?, 'running')", (number,))
-            for pos, table in enumerate(tables, 1):
-                self.db.execute("INSERT INTO game_table (round, position, state) VALUES (?, ?, 'pending')",
-                                (number, pos))
+            for pos, (table, seed) in enumerate(zip(tables, seeds), 1):
+                self.db.execute("INSERT INTO game_table (round, position, state, seed) VALUES (?, ?, 'pending', ?)",
+                                (number, pos, seed))
                 self.db.executemany("INSERT INTO seat (round, position, seat, entrant) VALUES (?, ?, ?, ?)",
                                     [(number, pos, seat, e) for seat, e in enumerate(table)])
 

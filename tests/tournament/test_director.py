@@ -18,7 +18,9 @@ import trio
 
 from server import logs
 from server.dirlock import DataDirBusy, DirLock
+from server.journal import read_journal
 from server.tournament.director import Director, DirectorConfig, run_tournament
+from server.tournament.seeds import table_seeds
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
 
@@ -75,6 +77,9 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
     assert {"standings.csv", "results.csv", "tournament.json"} <= {p.name for p in export.iterdir()}
     assert len(list((export / "replays").iterdir())) == 4  # every game's replay file is kept
     DirLock(str(tmp_path / "data")).close()  # the director let go of its directory
+    for rnd in doc["rounds"]:  # every table was dealt the seed derived from the roster's (seed = 3)
+        dealt = [read_journal(str(export / t["replay"])).records[0]["seed"] for t in rnd["tables"]]
+        assert dealt == table_seeds(3, rnd["round"], len(rnd["tables"]))
 
 
 async def test_a_second_director_on_a_data_directory_in_use_stops_before_touching_it(tmp_path):

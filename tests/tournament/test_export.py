@@ -19,12 +19,12 @@ ROSTER = Roster("Export cup", tuple(Entrant(n, ("bot", "{token}")) for n in ("Ad
 def snapshot(tmp_path) -> Snapshot:
     with Store(tmp_path / "t.sqlite") as store:
         store.begin(ROSTER, seed=1)
-        store.start_round(1, [[1, 2], [3, 4]])
+        store.start_round(1, [[1, 2], [3, 4]], [101, 102])
         store.table_started(1, 1, "t1", ["a", "b"])
         store.table_started(1, 2, "t2", ["c", "d"])
         store.record_result("t1", {"scores": [700, 700], "winners": [0, 1], "reason": "clock"})
         store.record_result("t2", {"scores": [100, 900], "winners": [1], "reason": "agreement"})
-        store.start_round(2, [[1, 4], [2, 3]])
+        store.start_round(2, [[1, 4], [2, 3]], [201, 202])
         store.table_started(2, 1, "t3", ["e", "f"])
         return store.load()
 

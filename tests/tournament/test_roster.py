@@ -45,7 +45,7 @@ def error(tmp_path: Path, text: str) -> str:
 def test_a_good_roster_reads_into_dataclasses_with_defaults(tmp_path):
     roster = load_roster(write(tmp_path, GOOD))
     assert (roster.name, roster.format, roster.rounds, roster.table_size) == ("Autumn league", "round_robin", 2, 3)
-    assert (roster.game, roster.seed, roster.points) == ("parsimonia", 0, DEFAULT_POINTS)
+    assert (roster.game, roster.seed, roster.points) == ("parsimonia", None, DEFAULT_POINTS)
     assert roster.options == {"game_ms": 1200000}
     assert [(e.name, e.kind) for e in roster.entrants] == [("Ada", "human"), ("greedy-1", "bot")]
 
@@ -84,6 +84,12 @@ def test_a_value_that_looks_like_an_option_does_not_join_the_next_argument():
 def test_to_dict_reads_back_to_the_same_roster(tmp_path):
     roster = load_roster(write(tmp_path, GOOD))
     assert parse_roster(roster.to_dict()) == roster
+
+
+def test_a_roster_seed_is_kept_and_read_back(tmp_path):
+    roster = load_roster(write(tmp_path, "seed = -7\n" + GOOD))
+    assert roster.seed == -7 and parse_roster(roster.to_dict()) == roster
+    assert "seed" not in load_roster(write(tmp_path, GOOD)).to_dict()  # TOML has no null: no seed, no key
 
 
 def test_points_shorter_than_a_table_are_padded_with_zeros(tmp_path):
