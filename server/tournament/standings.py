@@ -1,8 +1,9 @@
 """Standings: finishing places and tournament points from game results, and the order of the entrants.
 
 At a table, the game's winners share 1st place; the other seats follow by score (the game's ``scores``: integers by
-seat, higher is better, whatever the game), and equal scores share a place. Entrants who share a place split the points of the places they cover: two tied for 1st with points
-``[6, 3, 1, ...]`` get ``(6 + 3) / 2 = 4.5`` each, and the next seat is 3rd. Points are exact fractions.
+seat, higher is better, whatever the game), and equal scores share a place. Entrants who share a place split the
+points of the places they cover: two tied for 1st with points ``[6, 3, 1, ...]`` get ``(6 + 3) / 2 = 4.5`` each,
+and the next seat is 3rd. Points are exact fractions.
 
 Entrants are ordered by points, then total score, then opponents' points (for every game played, the final
 points of each opponent at that table), all descending, then by name. Entrants equal on the three share a rank.
