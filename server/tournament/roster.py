@@ -9,6 +9,8 @@ A roster is TOML::
     game = "parsimonia"         # default "parsimonia"
     seed = 7                    # optional: a reproducible league (seating and, by a keyed hash, every table's
                                 # seed); without it both come from the operating system's random source
+    human_grace_s = 300         # default 300: a table with humans starts its clocks once every human is
+                                # connected, or this many seconds after it was created (0: at once)
 
     [options]                   # optional: the game's options, passed as-is to `create.options`
     game_ms = 1200000           # (protocol/SPEC.md lists each game's; durations in ms, before any time scale)
@@ -54,9 +56,11 @@ MIN_ENTRANTS, MAX_ENTRANTS = 2, 1000
 MAX_ROUNDS = 100
 MIN_TABLE, MAX_TABLE = 2, 6
 MAX_NAME = 64  # the protocol's limit on a player's name
+DEFAULT_GRACE_S, MAX_GRACE_S = 300, 86_400
 PLACEHOLDERS = ("url", "table", "token", "name", "game")
 
-_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "options", "points", "entrant"}
+_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "options", "points",
+             "entrant"}
 _ENTRANT_KEYS = {"name", "human", "bot"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 _LONE_PLACEHOLDER = re.compile("|".join(re.escape("{" + p + "}") for p in PLACEHOLDERS))
@@ -110,6 +114,7 @@ class Roster:
     seed: int | None = None  # None: the seating and the tables' seeds are random
     options: dict[str, Any] = field(default_factory=dict)
     points: tuple[int, ...] = DEFAULT_POINTS
+    human_grace_s: int = DEFAULT_GRACE_S
 
     def to_dict(self) -> dict[str, Any]:
         """The roster as the TOML-shaped mapping ``parse_roster`` reads."""
@@ -120,6 +125,7 @@ class Roster:
             "table_size": self.table_size,
             "game": self.game,
             **({} if self.seed is None else {"seed": self.seed}),
+            "human_grace_s": self.human_grace_s,
             "options": dict(self.options),
             "points": {"by_place": list(self.points)},
             "entrant": [
@@ -175,10 +181,12 @@ class _Parser:
         if not GAMES[game].MIN_SEATS <= table_size <= GAMES[game].MAX_SEATS:
             raise self.fail(("table_size",), "table_size", f"{game} seats {GAMES[game].MIN_SEATS} to "
                                                            f"{GAMES[game].MAX_SEATS} players, not {table_size}")
+        grace = self.integer(data.get("human_grace_s", DEFAULT_GRACE_S), ("human_grace_s",), "human_grace_s", 0,
+                             MAX_GRACE_S)
         options = self.options(data.get("options", {}), game, table_size)
         points = self.points(data.get("points", {}))
         entrants = self.entrants(data.get("entrant"))
-        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points)
+        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace)
 
     def known(self, data: dict[str, Any], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
         unknown = sorted(set(data) - keys)

@@ -7,12 +7,13 @@ Tables::
     entrant     id (1.. in roster order), name, kind, bot command (JSON), dropped_after (rounds begun at the drop)
     round       number (1..), state (running, finished)
     game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished),
-                the game's seed (``seeds``)
-    seat        round, position, seat, entrant id, the seat's token
+                the game's seed (``seeds``), held (its clocks wait for its human players)
+    seat        round, position, seat, entrant id, the seat's token, seen (a human's: connected at least once)
     result      round, position, the game's result map (JSON)
 
 A table's life: ``start_round`` records the round's seating (pending, before anything exists on the server);
-``table_started`` adds the server's table id and the seat tokens (running); ``record_result`` stores the
+``table_started`` adds the server's table id and the seat tokens (running), maybe held until ``clocks_started``
+while ``seat_seen`` notes the humans who connect; ``record_result`` stores the
 result (finished; recording it again changes nothing) and finishes the round with its last table. Every
 change is one transaction. ``load`` reads everything back as a ``Snapshot``. A file written before a column
 existed gets it when opened (``_COLUMNS``).
@@ -60,6 +61,7 @@ CREATE TABLE IF NOT EXISTS game_table (
     server_table TEXT UNIQUE,
     state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'finished')),
     seed INTEGER,
+    held INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (round, position)
 );
 CREATE TABLE IF NOT EXISTS seat (
@@ -68,6 +70,7 @@ CREATE TABLE IF NOT EXISTS seat (
     seat INTEGER NOT NULL,
     entrant INTEGER NOT NULL REFERENCES entrant (id),
     token TEXT,
+    seen INTEGER,
     PRIMARY KEY (round, position, seat),
     FOREIGN KEY (round, position) REFERENCES game_table (round, position)
 );
@@ -85,6 +88,8 @@ CREATE TABLE IF NOT EXISTS result (
 _COLUMNS = (
     ("tournament", "seeded", "INTEGER NOT NULL DEFAULT 1"),
     ("game_table", "seed", "INTEGER"),
+    ("game_table", "held", "INTEGER NOT NULL DEFAULT 0"),
+    ("seat", "seen", "INTEGER"),
 )
 
 
@@ -118,6 +123,13 @@ class TableRecord:
     tokens: tuple[str | None, ...]  # by seat; None until the table is started
     result: dict[str, Any] | None  # the game's result map once finished
     seed: int | None = None  # None only for a table paired before seeds were stored
+    held: bool = False  # running with its clocks paused until its human players are connected
+    seen: tuple[bool | None, ...] = ()  # by seat, once started: has a human connected to it; None for a bot
+
+    def no_show(self, seat: int) -> bool | None:
+        """A human who never connected to ``seat`` (None for a bot, or a table started before this was noted)."""
+        seen = self.seen[seat] if seat < len(self.seen) else None
+        return None if seen is None else not seen
 
     def game_result(self) -> GameResult | None:
         if self.result is None or self.server_table is None:
@@ -242,19 +254,19 @@ class Store:
             for i, name, bot, dropped in self.db.execute(
                 "SELECT id, name, bot, dropped_after FROM entrant ORDER BY id")
         )
-        seats: dict[tuple[int, int], list[tuple[int, str | None]]] = {}
-        for rnd, pos, entrant, token in self.db.execute(
-                "SELECT round, position, entrant, token FROM seat ORDER BY round, position, seat"):
-            seats.setdefault((rnd, pos), []).append((entrant, token))
+        seats: dict[tuple[int, int], list[tuple[int, str | None, bool | None]]] = {}
+        for rnd, pos, entrant, token, seen in self.db.execute(
+                "SELECT round, position, entrant, token, seen FROM seat ORDER BY round, position, seat"):
+            seats.setdefault((rnd, pos), []).append((entrant, token, None if seen is None else bool(seen)))
         results = {(rnd, pos): json.loads(text) for rnd, pos, text in
                    self.db.execute("SELECT round, position, result FROM result")}
         tables: dict[int, list[TableRecord]] = {}
-        for rnd, pos, server_table, state, seed in self.db.execute(
-                "SELECT round, position, server_table, state, seed FROM game_table ORDER BY round, position"):
+        for rnd, pos, server_table, state, seed, held in self.db.execute(
+                "SELECT round, position, server_table, state, seed, held FROM game_table ORDER BY round, position"):
             sat = seats[(rnd, pos)]
             tables.setdefault(rnd, []).append(TableRecord(
-                rnd, pos, tuple(e for e, _ in sat), state, server_table, tuple(t for _, t in sat),
-                results.get((rnd, pos)), seed))
+                rnd, pos, tuple(e for e, _, _ in sat), state, server_table, tuple(t for _, t, _ in sat),
+                results.get((rnd, pos)), seed, bool(held), tuple(seen for _, _, seen in sat)))
         rounds = tuple(RoundRecord(n, state == "finished", tuple(tables.get(n, ())))
                        for n, state in self.db.execute("SELECT number, state FROM round ORDER BY number"))
         return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], bool(row[2]), row[3], entrants,
@@ -276,12 +288,15 @@ class Store:
                 self.db.executemany("INSERT INTO seat (round, position, seat, entrant) VALUES (?, ?, ?, ?)",
                                     [(number, pos, seat, e) for seat, e in enumerate(table)])
 
-    def table_started(self, round_number: int, position: int, server_table: str, tokens: Sequence[str]) -> None:
-        """The table exists on the server as ``server_table``; ``tokens`` by seat."""
+    def table_started(self, round_number: int, position: int, server_table: str, tokens: Sequence[str],
+                      held: bool = False) -> None:
+        """The table exists on the server as ``server_table``; ``tokens`` by seat; ``held``: its clocks are
+        paused until its humans are connected. Its humans' seats are noted as not seen yet."""
         with self.db:
             changed = self.db.execute(
-                "UPDATE game_table SET server_table = ?, state = 'running' "
-                "WHERE round = ? AND position = ? AND state = 'pending'", (server_table, round_number, position))
+                "UPDATE game_table SET server_table = ?, state = 'running', held = ? "
+                "WHERE round = ? AND position = ? AND state = 'pending'",
+                (server_table, held, round_number, position))
             if changed.rowcount != 1:
                 raise StoreError(f"table {round_number}.{position} is not pending")
             seats = self.db.execute("SELECT count(*) FROM seat WHERE round = ? AND position = ?",
@@ -290,6 +305,20 @@ class Store:
                 raise StoreError(f"table {round_number}.{position} has {seats} seats, not {len(tokens)} tokens")
             self.db.executemany("UPDATE seat SET token = ? WHERE round = ? AND position = ? AND seat = ?",
                                 [(token, round_number, position, seat) for seat, token in enumerate(tokens)])
+            self.db.execute("UPDATE seat SET seen = 0 WHERE round = ? AND position = ? AND entrant IN "
+                            "(SELECT id FROM entrant WHERE kind = 'human')", (round_number, position))
+
+    def clocks_started(self, server_table: str) -> None:
+        """A held table's clocks run: every human is connected, or the grace is over."""
+        with self.db:
+            self.db.execute("UPDATE game_table SET held = 0 WHERE server_table = ?", (server_table,))
+
+    def seat_seen(self, server_table: str, seat: int) -> None:
+        """A human is connected to ``seat`` of ``server_table`` (noted once; bots' seats are not noted)."""
+        with self.db:
+            self.db.execute(
+                "UPDATE seat SET seen = 1 WHERE seat = ? AND seen = 0 AND (round, position) = "
+                "(SELECT round, position FROM game_table WHERE server_table = ?)", (seat, server_table))
 
     def record_result(self, server_table: str, result: Mapping[str, Any]) -> bool:
         """Store a running table's result (needs ``winners`` and ``scores``, or the ``dollars`` of older

@@ -46,7 +46,7 @@ def test_a_good_roster_reads_into_dataclasses_with_defaults(tmp_path):
     roster = load_roster(write(tmp_path, GOOD))
     assert (roster.name, roster.format, roster.rounds, roster.table_size) == ("Autumn league", "round_robin", 2, 3)
     assert (roster.game, roster.seed, roster.points) == ("parsimonia", None, DEFAULT_POINTS)
-    assert roster.options == {"game_ms": 1200000}
+    assert roster.options == {"game_ms": 1200000} and roster.human_grace_s == 300
     assert [(e.name, e.kind) for e in roster.entrants] == [("Ada", "human"), ("greedy-1", "bot")]
 
 
@@ -86,9 +86,9 @@ def test_to_dict_reads_back_to_the_same_roster(tmp_path):
     assert parse_roster(roster.to_dict()) == roster
 
 
-def test_a_roster_seed_is_kept_and_read_back(tmp_path):
-    roster = load_roster(write(tmp_path, "seed = -7\n" + GOOD))
-    assert roster.seed == -7 and parse_roster(roster.to_dict()) == roster
+def test_a_roster_seed_and_grace_are_kept_and_read_back(tmp_path):
+    roster = load_roster(write(tmp_path, "seed = -7\nhuman_grace_s = 0\n" + GOOD))
+    assert (roster.seed, roster.human_grace_s) == (-7, 0) and parse_roster(roster.to_dict()) == roster
     assert "seed" not in load_roster(write(tmp_path, GOOD)).to_dict()  # TOML has no null: no seed, no key
 
 
@@ -125,6 +125,7 @@ def test_a_missing_file_is_a_roster_error(tmp_path):
         (('bot = ["parsimonia"', 'bot = ["", "parsimonia"'), ":15: entrant #2 (greedy-1).bot: must be a command"),
         (('name = "Ada"\n', ''), ":9: entrant #1.name: missing"),
         (('name = "Autumn league"', 'nmae = "x"'), ":1: nmae: unknown field"),
+        (('rounds = 2', 'rounds = 2\nhuman_grace_s = -1'), ":4: human_grace_s: must be 0..86400, not -1"),
     ],
 )
 def test_a_mistake_is_reported_with_its_line_and_field(tmp_path, change, expected):

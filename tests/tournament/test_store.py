@@ -85,6 +85,25 @@ def test_a_file_written_before_table_seeds_opens_with_its_seed_kept_as_the_organ
     assert [t.seed for t in tables] == snap.table_seeds(1, 2)
 
 
+def test_a_held_table_and_the_humans_seen_at_it_read_back_until_its_clocks_start(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[2, 1, 3, 4], [5, 6, 7, 8]], [101, 102])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"], held=True)
+        store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
+    with Store(path) as store:
+        first, second = store.load().rounds[0].tables
+        assert (first.held, first.seen, first.no_show(1), first.no_show(0)) == (
+            True, (None, False, None, None), True, None)  # Ada (a human) sits in seat 1; the bots are not noted
+        assert (second.held, second.seen) == (False, (None,) * 4)
+        store.seat_seen("t1", 1)
+        store.seat_seen("t1", 0)  # a bot's seat: nothing to note
+        store.clocks_started("t1")
+    with Store(path) as store:
+        first = store.load().rounds[0].tables[0]
+    assert (first.held, first.seen, first.no_show(1)) == (False, (None, True, None, None), False)
+
+
 def test_tables_seats_tokens_and_results_read_back_after_reopening(path):
     with Store(path) as store:
         store.begin(ROSTER, seed=42)
