@@ -7,6 +7,11 @@ journals), and results are recorded once.
 
 By default it runs the server in the same process, journaling under ``DATA/server``; with ``--url`` it
 directs a server running elsewhere (then it needs that server's admin token if it has one).
+
+A table with human entrants is created with every seat taken (the director hands out the tokens) and its
+clocks paused at once; they run when every human is connected, or after the roster's ``human_grace_s``
+(``presence``). Without the admin token the director can neither hold clocks nor see who is connected: such
+tables start at once.
 """
 
 from __future__ import annotations
@@ -24,13 +29,17 @@ from server import logs
 from server.app import Server, ServerConfig
 from server.dirlock import DirLock
 from server.tournament.bots import run_bot_process
+from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.export import tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
+from server.tournament.presence import SeatWatch, connected_seats
 from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
 from server.tournament.seeds import random_seed
 from server.tournament.store import Snapshot, Store, TableRecord
 
 STANDINGS_TOPIC = "standings"
+SEATS_POLL_S = 1.0  # how often the director asks the server who is connected
+COMMANDS = "commands: pause, resume, start TABLE, seat NAME, replace NAME, drop NAME, standings"
 # `replace NAME`: a reference bot of this very Python (and source tree) plays the seat for the rest of the game
 STAND_IN_BOT = (sys.executable, "-m", "server.cli", "bot", "greedy", "--url={url}", "--table={table}",
                 "--token={token}", "--name={name}")
@@ -59,13 +68,21 @@ class Director:
     _bots: dict[str, list[trio.CancelScope]] = field(default_factory=dict)  # server table -> its bots
     _running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
     _round: trio.Nursery | None = None  # where the current round's bots run
+    _stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
+    seats: SeatWatch | None = None  # who is connected; None without the admin token
     log: Any = field(default_factory=lambda: logs.get(part="director"))
+
+    def __post_init__(self) -> None:
+        if self.link.admin_token is not None:
+            self.seats = SeatWatch(self.roster.human_grace_s)
 
     @property
     def url(self) -> str:
         return self.link.url
 
     async def run(self) -> Snapshot:
+        if self.seats is None:
+            self.out("without the server's admin token, tables start at once and who is connected is not known")
         while True:
             snap = self.store.load()
             if snap.between_rounds:
@@ -93,10 +110,14 @@ class Director:
                 self._seat_players(snap, sid, table)
             for sid in list(self._running):
                 await self._follow(sid)
+            if self.seats is not None:
+                nursery.start_soon(self._watch_seats, self.seats)
             while self._running:
                 sid, result = await self.link.results.receive()
                 if sid in self._running and self.store.record_result(sid, result):
                     del self._running[sid]
+                    if self.seats is not None:
+                        self.seats.forget(sid)
                     for scope in self._bots.pop(sid, []):
                         scope.cancel()
                     self.log.info("table_result", table=sid, winners=result.get("winners"))
@@ -108,8 +129,12 @@ class Director:
         sid = await self.link.create_table(self.roster.game, len(table.seats), seed, dict(self.roster.options),
                                            self.cfg.time_scale)
         tokens = await self.link.take_seats(sid, [snap.entrant(e).name for e in table.seats])
-        self.store.table_started(table.round, table.position, sid, tokens)
-        self.log.info("table_created", table=sid, round=table.round, position=table.position)
+        held = (self.seats is not None and self.roster.human_grace_s > 0
+                and any(snap.entrant(e).kind == "human" for e in table.seats))
+        if held:  # every seat is taken, so the game has begun: its clocks wait for the humans
+            await self.link.admin("pause", table=sid)
+        self.store.table_started(table.round, table.position, sid, tokens, held)
+        self.log.info("table_created", table=sid, round=table.round, position=table.position, held=held)
 
     async def _follow(self, sid: str) -> None:
         try:
@@ -133,11 +158,17 @@ class Director:
         return end[-1]["result"] if end else None
 
     def _seat_players(self, snap: Snapshot, sid: str, table: TableRecord) -> None:
+        humans = {seat: snap.entrant(e).name for seat, e in enumerate(table.seats) if snap.entrant(e).kind == "human"}
+        if self.seats is not None:
+            self.seats.follow(sid, humans, table.held, trio.current_time())
+            if table.held:
+                self.out(f"table {sid}: its clocks wait for {', '.join(humans.values())} to connect "
+                         f"(at most {self.roster.human_grace_s} s; `start {sid}` starts it now)")
         for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
             entrant = snap.entrant(entrant_id)
             assert token is not None
             if entrant.bot is None:
-                self.out(f"  {entrant.name}: table {sid}, seat {seat}, token {token}")
+                self.out("  " + seat_line(snap, table, seat, self.seats))
                 continue
             spec = next(e for e in self.roster.entrants if e.name == entrant.name)
             game = self.roster.game
@@ -157,22 +188,55 @@ class Director:
             if sid in self._running:
                 await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"), self.out)
 
+    async def _watch_seats(self, seats: SeatWatch) -> None:
+        """Every ``SEATS_POLL_S``: who is connected (humans' arrivals noted and told), and the held tables'
+        clocks started once their humans are in or their grace is over."""
+        while True:
+            listing = (await self.link.admin("connections"))["connections"]
+            changes = seats.update(connected_seats(listing), trio.current_time())
+            for sid, seat, name in changes.arrived:
+                if (sid, seat) in self._stand_ins:
+                    continue
+                self.store.seat_seen(sid, seat)
+                self.out(f"{name} is connected to table {sid}, seat {seat}")
+            for sid, seat, name in changes.left:
+                if (sid, seat) not in self._stand_ins:
+                    self.out(f"{name} is no longer connected to table {sid}, seat {seat}")
+            for sid, missing in changes.start:
+                await self._start_clocks(sid, missing, f"not connected after {self.roster.human_grace_s} s")
+            await trio.sleep(SEATS_POLL_S)
+
+    async def _start_clocks(self, sid: str, missing: list[str], why: str) -> None:
+        """Resume a held table's clocks; ``why`` they run although ``missing`` are not connected."""
+        try:
+            await self.link.admin("resume", table=sid)
+        except ServerError as exc:  # e.g. the table was closed meanwhile
+            self.log.warning("admin_refused", action="resume", table=sid, code=exc.code)
+        self.store.clocks_started(sid)
+        if missing:
+            self.out(f"table {sid}: its clocks run without {', '.join(missing)} ({why})")
+        else:
+            self.out(f"table {sid}: every player is connected; its clocks run")
+
     async def _publish(self, snap: Snapshot) -> None:
         doc = tournament_document(snap)
         if self.link.admin_token is not None:
             await self.link.admin("publish", topic=STANDINGS_TOPIC, data=doc)
         if self.cfg.live:
-            redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place
-            self.out(redraw + render_standings(doc))
+            redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place ...
+            tables = render_tables(snap, self.seats, trio.current_time())  # ... and keeps the tokens on screen
+            self.out(redraw + render_standings(doc) + (f"\n\n{tables}" if tables and redraw else ""))
 
     # ------------------------------------------------------------------ the organiser's console
 
     async def command(self, line: str) -> str:
-        """``pause``, ``resume``, ``replace NAME``, ``drop NAME`` or ``standings``; returns what happened."""
+        """``pause``, ``resume``, ``start TABLE``, ``seat NAME``, ``replace NAME``, ``drop NAME`` or
+        ``standings``; returns what happened."""
         word, _, arg = line.strip().partition(" ")
-        if word in ("pause", "resume"):
+        arg = arg.strip()
+        if word in ("pause", "resume"):  # the tables under way: a held table waits for its players
             done = 0
-            for sid in list(self._running):
+            for sid in [sid for sid in self._running if self.seats is None or sid not in self.seats.waiting]:
                 try:
                     await self.link.admin(word, table=sid)
                     done += 1
@@ -188,9 +252,27 @@ class Director:
             return f"{arg} is dropped from the next round on"
         if word == "replace":
             return self._replace(arg)
+        if word == "seat":
+            return self._seat(arg)
+        if word == "start":
+            if self.seats is None or arg not in self.seats.waiting:
+                return f"{arg or 'TABLE'} is not a table waiting for its players"
+            del self.seats.waiting[arg]
+            await self._start_clocks(arg, self.seats.missing(arg), "started by the organiser")
+            return f"started {arg}"
         if word == "standings":
-            return render_standings(tournament_document(self.store.load()))
-        return "commands: pause, resume, replace NAME, drop NAME, standings"
+            snap = self.store.load()
+            tables = render_tables(snap, self.seats, trio.current_time())
+            return render_standings(tournament_document(snap)) + (f"\n\n{tables}" if tables else "")
+        return COMMANDS
+
+    def _seat(self, name: str) -> str:
+        snap = self.store.load()
+        for table in self._running.values():
+            for seat, entrant_id in enumerate(table.seats):
+                if snap.entrant(entrant_id).name.casefold() == name.casefold():
+                    return seat_line(snap, table, seat, self.seats)
+        return f"{name or 'NAME'} is not at a running table"
 
     def _replace(self, name: str) -> str:
         snap = self.store.load()
@@ -198,6 +280,7 @@ class Director:
             for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
                 if snap.entrant(entrant_id).name == name and token is not None:
                     stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
+                    self._stand_ins.add((sid, seat))
                     game = self.roster.game
                     self._start_bot(sid, name, stand_in.argv(self.url, sid, token, game),
                                     stand_in.env(self.url, sid, token, game))
@@ -207,16 +290,6 @@ class Director:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def render_standings(doc: dict[str, Any]) -> str:
-    lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
-             f" of {doc['rounds_planned']}",
-             f"{'#':>3} {'name':<24} {'points':>7} {'score':>8} {'games':>5}"]
-    for e in doc["entrants"]:
-        dropped = " (dropped)" if e.get("dropped") else ""
-        lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['score']:>8} {e['games']:>5}{dropped}")
-    return "\n".join(lines)
 
 
 async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print) -> dict[str, Any]:
