@@ -132,7 +132,12 @@ class Director:
         held = (self.seats is not None and self.roster.human_grace_s > 0
                 and any(snap.entrant(e).kind == "human" for e in table.seats))
         if held:  # every seat is taken, so the game has begun: its clocks wait for the humans
-            await self.link.admin("pause", table=sid)
+            try:
+                await self.link.admin("pause", table=sid)
+            except ServerError as exc:
+                self.log.warning("admin_refused", action="pause", table=sid, code=exc.code)
+                self.out(f"table {sid}: its clocks could not be held for its players ({exc.code}); they run")
+                held = False
         self.store.table_started(table.round, table.position, sid, tokens, held)
         self.log.info("table_created", table=sid, round=table.round, position=table.position, held=held)
 
