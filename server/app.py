@@ -58,25 +58,30 @@ class Server:
         # 50,000 allocations and the older ones more rarely gave 2.2 ms and 1 ms (bench/README.md).
         gc.set_threshold(*GC_THRESHOLDS)
         cfg = self.config
-        async with trio.open_nursery() as nursery:
-            if cfg.data_dir is None:
-                self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables)
-            else:
-                data = DataDir(cfg.data_dir, cfg.sync)
-                recovered = data.recover()
-                clock = ServerClock(data.start_ms(recovered))
-                self.lobby = Lobby(nursery, clock, cfg.max_tables, data)
-                self.lobby.recover(recovered)
-                nursery.start_soon(keep_heartbeat, clock, data.clock_path)
-            ws_server = await nursery.start(
-                lambda task_status: serve_websocket(
-                    self._handle, cfg.host, cfg.port, ssl_context=None,
-                    max_message_size=WS_SIZE_FACTOR * cfg.limits.max_frame_bytes, task_status=task_status,
+        # before anything else: a directory another server holds raises DataDirBusy, and stays untouched
+        data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync)
+        try:
+            async with trio.open_nursery() as nursery:
+                if data is None:
+                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables)
+                else:
+                    recovered = data.recover()
+                    clock = ServerClock(data.start_ms(recovered))
+                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data)
+                    self.lobby.recover(recovered)
+                    nursery.start_soon(keep_heartbeat, clock, data.clock_path)
+                ws_server = await nursery.start(
+                    lambda task_status: serve_websocket(
+                        self._handle, cfg.host, cfg.port, ssl_context=None,
+                        max_message_size=WS_SIZE_FACTOR * cfg.limits.max_frame_bytes, task_status=task_status,
+                    )
                 )
-            )
-            self.port = ws_server.port
-            self.log.info("listening", host=cfg.host, port=self.port)
-            task_status.started(self)
+                self.port = ws_server.port
+                self.log.info("listening", host=cfg.host, port=self.port)
+                task_status.started(self)
+        finally:
+            if data is not None:
+                data.close()
 
     async def _handle(self, request: WebSocketRequest) -> None:
         """One connection, from handshake to close. Whatever goes wrong with it stays with it: a client

@@ -4,6 +4,7 @@
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
     DIR/corrupt/<table>.journal   a journal that failed its checks, set aside for a person to look at
     DIR/clock                     the server time at the last heartbeat
+    DIR/lock                      held by the one process using the directory (``server.dirlock``)
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from typing import Any
 
 from server import logs
 from server.clock import read_heartbeat
+from server.dirlock import DataDirBusy, DirLock
 from server.journal import Journal, JournalCorrupt, read_journal
 
 _ID = re.compile(r"^t(\d+)\.journal$")
+__all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
 
 @dataclass
@@ -29,6 +32,8 @@ class Recovered:
 
 
 class DataDir:
+    """The directory, locked for this process until ``close()`` (``DataDirBusy`` if another holds it)."""
+
     def __init__(self, root: str, policy: str = "fsync") -> None:
         self.root = root
         self.policy = policy
@@ -36,9 +41,15 @@ class DataDir:
         self.replays = os.path.join(root, "replays")
         self.corrupt = os.path.join(root, "corrupt")
         self.clock_path = os.path.join(root, "clock")
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        self._lock = DirLock(root)
         for path in (self.tables, self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
         self.log = logs.get(data=root)
+
+    def close(self) -> None:
+        """Release the directory for the next server."""
+        self._lock.close()
 
     def journal_path(self, table_id: str) -> str:
         return os.path.join(self.tables, f"{table_id}.journal")

@@ -1,11 +1,14 @@
 """Running entrants' bot programs: started with their seat, restarted when they crash, stopped with their
-table. Each bot's output goes to a log file of its own under the data directory."""
+table. Each bot's output goes to a log file of its own under the data directory; when a bot crashes, the
+organiser is told how it exited and the last lines it wrote."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+from typing import Callable
 
 import trio
 
@@ -13,27 +16,57 @@ from server import logs
 
 MAX_RESTARTS = 5
 RESTART_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 5.0)
+TAIL_LINES = 5
+_TAIL_BYTES = 8192
 
 
 async def run_bot_process(
-    name: str, argv: list[str], env: dict[str, str], log_path: str, max_restarts: int = MAX_RESTARTS
+    name: str, argv: list[str], env: dict[str, str], log_path: str, tell: Callable[[str], None],
+    max_restarts: int = MAX_RESTARTS,
 ) -> None:
-    """Run ``argv`` until it exits cleanly; restart it after a crash, ``max_restarts`` times at most.
-    Cancel the calling scope to stop it (the process is terminated, then killed)."""
+    """Run ``argv`` until it exits cleanly; restart it after a crash, ``max_restarts`` times at most, each
+    crash told to the organiser through ``tell``. Cancel the calling scope to stop it (the process is
+    terminated, then killed)."""
     log = logs.get(bot=name)
     full_env = {**os.environ, **env}
     # the reference bots are `parsimonia bot ...`: find the command next to this Python when it is not on PATH
     full_env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full_env.get("PATH", "")
     for attempt in range(max_restarts + 1):
         with open(log_path, "ab") as out:
+            start = out.tell()
             try:
                 done = await trio.run_process(argv, env=full_env, stdin=subprocess.DEVNULL, stdout=out,
                                               stderr=subprocess.STDOUT, check=False)
             except OSError as exc:
                 log.error("bot_not_started", error=str(exc), argv=argv[0])
+                tell(f"bot {name} could not be started: {argv[0]}: {exc.strerror or exc}")
                 return
         if done.returncode == 0:
             return
-        log.warning("bot_crashed", returncode=done.returncode, attempt=attempt + 1)
-        await trio.sleep(RESTART_DELAYS_S[min(attempt, len(RESTART_DELAYS_S) - 1)])
+        tail = last_lines(log_path, start)
+        log.warning("bot_crashed", returncode=done.returncode, attempt=attempt + 1, last_lines=tail)
+        again = "restarting it" if attempt < max_restarts else f"giving up after {max_restarts} restarts"
+        tell(f"bot {name} {exit_status(done.returncode)}; {again}. Last lines of {log_path}:"
+             + "".join(f"\n    {line}" for line in tail or ["(nothing)"]))
+        if attempt < max_restarts:
+            await trio.sleep(RESTART_DELAYS_S[min(attempt, len(RESTART_DELAYS_S) - 1)])
     log.error("bot_given_up", restarts=max_restarts)
+
+
+def exit_status(returncode: int) -> str:
+    """How a process ended, in words: ``exited with status 2``, ``was killed by SIGKILL``."""
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+def last_lines(path: str, start: int = 0, count: int = TAIL_LINES) -> list[str]:
+    """The last ``count`` non-empty lines written to ``path`` from byte ``start`` on (what one run wrote)."""
+    with open(path, "rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        f.seek(max(start, end - _TAIL_BYTES))
+        text = f.read().decode("utf-8", errors="replace")
+    return [line.rstrip() for line in text.splitlines() if line.strip()][-count:]

@@ -7,6 +7,11 @@ journals), and results are recorded once.
 
 By default it runs the server in the same process, journaling under ``DATA/server``; with ``--url`` it
 directs a server running elsewhere (then it needs that server's admin token if it has one).
+
+A table with human entrants is created with every seat taken (the director hands out the tokens) and its
+clocks paused at once; they run when every human is connected, or after the roster's ``human_grace_s``
+(``presence``). Without the admin token the director can neither hold clocks nor see who is connected: such
+tables start at once.
 """
 
 from __future__ import annotations
@@ -22,13 +27,22 @@ import trio
 from clients.sdk import ServerError
 from server import logs
 from server.app import Server, ServerConfig
+from server.dirlock import DirLock
 from server.tournament.bots import run_bot_process
+from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.export import tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
-from server.tournament.roster import Roster, load_roster
+from server.tournament.presence import SeatWatch, connected_seats
+from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
+from server.tournament.seeds import random_seed
 from server.tournament.store import Snapshot, Store, TableRecord
 
 STANDINGS_TOPIC = "standings"
+SEATS_POLL_S = 1.0  # how often the director asks the server who is connected
+COMMANDS = "commands: pause, resume, start TABLE, seat NAME, replace NAME, drop NAME, standings"
+# `replace NAME`: a reference bot of this very Python (and source tree) plays the seat for the rest of the game
+STAND_IN_BOT = (sys.executable, "-m", "server.cli", "bot", "greedy", "--url={url}", "--table={table}",
+                "--token={token}", "--name={name}")
 
 
 @dataclass
@@ -54,13 +68,21 @@ class Director:
     _bots: dict[str, list[trio.CancelScope]] = field(default_factory=dict)  # server table -> its bots
     _running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
     _round: trio.Nursery | None = None  # where the current round's bots run
+    _stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
+    seats: SeatWatch | None = None  # who is connected; None without the admin token
     log: Any = field(default_factory=lambda: logs.get(part="director"))
+
+    def __post_init__(self) -> None:
+        if self.link.admin_token is not None:
+            self.seats = SeatWatch(self.roster.human_grace_s)
 
     @property
     def url(self) -> str:
         return self.link.url
 
     async def run(self) -> Snapshot:
+        if self.seats is None:
+            self.out("without the server's admin token, tables start at once and who is connected is not known")
         while True:
             snap = self.store.load()
             if snap.between_rounds:
@@ -68,7 +90,9 @@ class Director:
                 if snap.rounds_left == 0:
                     self.store.set_state("finished")
                     return self.store.load()
-                self.store.start_round(snap.current_round + 1, snap.next_tables())
+                tables = snap.next_tables()
+                self.store.start_round(snap.current_round + 1, tables,
+                                       snap.table_seeds(snap.current_round + 1, len(tables)))
                 self.log.info("round_paired", round=snap.current_round + 1)
                 continue
             await self._play_round(snap)
@@ -86,10 +110,14 @@ class Director:
                 self._seat_players(snap, sid, table)
             for sid in list(self._running):
                 await self._follow(sid)
+            if self.seats is not None:
+                nursery.start_soon(self._watch_seats, self.seats)
             while self._running:
                 sid, result = await self.link.results.receive()
                 if sid in self._running and self.store.record_result(sid, result):
                     del self._running[sid]
+                    if self.seats is not None:
+                        self.seats.forget(sid)
                     for scope in self._bots.pop(sid, []):
                         scope.cancel()
                     self.log.info("table_result", table=sid, winners=result.get("winners"))
@@ -97,12 +125,21 @@ class Director:
             nursery.cancel_scope.cancel()
 
     async def _create(self, snap: Snapshot, table: TableRecord) -> None:
-        seed = (snap.seed * 1_000_003 + table.round * 1009 + table.position) % 2**63
+        seed = random_seed() if table.seed is None else table.seed  # None: paired by a director that stored none
         sid = await self.link.create_table(self.roster.game, len(table.seats), seed, dict(self.roster.options),
                                            self.cfg.time_scale)
         tokens = await self.link.take_seats(sid, [snap.entrant(e).name for e in table.seats])
-        self.store.table_started(table.round, table.position, sid, tokens)
-        self.log.info("table_created", table=sid, round=table.round, position=table.position)
+        held = (self.seats is not None and self.roster.human_grace_s > 0
+                and any(snap.entrant(e).kind == "human" for e in table.seats))
+        if held:  # every seat is taken, so the game has begun: its clocks wait for the humans
+            try:
+                await self.link.admin("pause", table=sid)
+            except ServerError as exc:
+                self.log.warning("admin_refused", action="pause", table=sid, code=exc.code)
+                self.out(f"table {sid}: its clocks could not be held for its players ({exc.code}); they run")
+                held = False
+        self.store.table_started(table.round, table.position, sid, tokens, held)
+        self.log.info("table_created", table=sid, round=table.round, position=table.position, held=held)
 
     async def _follow(self, sid: str) -> None:
         try:
@@ -126,14 +163,21 @@ class Director:
         return end[-1]["result"] if end else None
 
     def _seat_players(self, snap: Snapshot, sid: str, table: TableRecord) -> None:
+        humans = {seat: snap.entrant(e).name for seat, e in enumerate(table.seats) if snap.entrant(e).kind == "human"}
+        if self.seats is not None:
+            self.seats.follow(sid, humans, table.held, trio.current_time())
+            if table.held:
+                self.out(f"table {sid}: its clocks wait for {', '.join(humans.values())} to connect "
+                         f"(at most {self.roster.human_grace_s} s; `start {sid}` starts it now)")
         for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
             entrant = snap.entrant(entrant_id)
             assert token is not None
             if entrant.bot is None:
-                self.out(f"  {entrant.name}: table {sid}, seat {seat}, token {token}")
+                self.out("  " + seat_line(snap, table, seat, self.seats))
                 continue
             spec = next(e for e in self.roster.entrants if e.name == entrant.name)
-            argv, env = spec.argv(self.url, sid, token), spec.env(self.url, sid, token)
+            game = self.roster.game
+            argv, env = spec.argv(self.url, sid, token, game), spec.env(self.url, sid, token, game)
             self._start_bot(sid, entrant.name, argv, env)
 
     def _start_bot(self, sid: str, name: str, argv: list[str], env: dict[str, str]) -> None:
@@ -147,24 +191,57 @@ class Director:
         with trio.CancelScope() as scope:
             self._bots.setdefault(sid, []).append(scope)
             if sid in self._running:
-                await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"))
+                await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"), self.out)
+
+    async def _watch_seats(self, seats: SeatWatch) -> None:
+        """Every ``SEATS_POLL_S``: who is connected (humans' arrivals noted and told), and the held tables'
+        clocks started once their humans are in or their grace is over."""
+        while True:
+            listing = (await self.link.admin("connections"))["connections"]
+            changes = seats.update(connected_seats(listing), trio.current_time())
+            for sid, seat, name in changes.arrived:
+                if (sid, seat) in self._stand_ins:
+                    continue
+                self.store.seat_seen(sid, seat)
+                self.out(f"{name} is connected to table {sid}, seat {seat}")
+            for sid, seat, name in changes.left:
+                if (sid, seat) not in self._stand_ins:
+                    self.out(f"{name} is no longer connected to table {sid}, seat {seat}")
+            for sid, missing in changes.start:
+                await self._start_clocks(sid, missing, f"not connected after {self.roster.human_grace_s} s")
+            await trio.sleep(SEATS_POLL_S)
+
+    async def _start_clocks(self, sid: str, missing: list[str], why: str) -> None:
+        """Resume a held table's clocks; ``why`` they run although ``missing`` are not connected."""
+        try:
+            await self.link.admin("resume", table=sid)
+        except ServerError as exc:  # e.g. the table was closed meanwhile
+            self.log.warning("admin_refused", action="resume", table=sid, code=exc.code)
+        self.store.clocks_started(sid)
+        if missing:
+            self.out(f"table {sid}: its clocks run without {', '.join(missing)} ({why})")
+        else:
+            self.out(f"table {sid}: every player is connected; its clocks run")
 
     async def _publish(self, snap: Snapshot) -> None:
         doc = tournament_document(snap)
         if self.link.admin_token is not None:
             await self.link.admin("publish", topic=STANDINGS_TOPIC, data=doc)
         if self.cfg.live:
-            redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place
-            self.out(redraw + render_standings(doc))
+            redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place ...
+            tables = render_tables(snap, self.seats, trio.current_time())  # ... and keeps the tokens on screen
+            self.out(redraw + render_standings(doc) + (f"\n\n{tables}" if tables and redraw else ""))
 
     # ------------------------------------------------------------------ the organiser's console
 
     async def command(self, line: str) -> str:
-        """``pause``, ``resume``, ``replace NAME``, ``drop NAME`` or ``standings``; returns what happened."""
+        """``pause``, ``resume``, ``start TABLE``, ``seat NAME``, ``replace NAME``, ``drop NAME`` or
+        ``standings``; returns what happened."""
         word, _, arg = line.strip().partition(" ")
-        if word in ("pause", "resume"):
+        arg = arg.strip()
+        if word in ("pause", "resume"):  # the tables under way: a held table waits for its players
             done = 0
-            for sid in list(self._running):
+            for sid in [sid for sid in self._running if self.seats is None or sid not in self.seats.waiting]:
                 try:
                     await self.link.admin(word, table=sid)
                     done += 1
@@ -180,18 +257,38 @@ class Director:
             return f"{arg} is dropped from the next round on"
         if word == "replace":
             return self._replace(arg)
+        if word == "seat":
+            return self._seat(arg)
+        if word == "start":
+            if self.seats is None or arg not in self.seats.waiting:
+                return f"{arg or 'TABLE'} is not a table waiting for its players"
+            del self.seats.waiting[arg]
+            await self._start_clocks(arg, self.seats.missing(arg), "started by the organiser")
+            return f"started {arg}"
         if word == "standings":
-            return render_standings(tournament_document(self.store.load()))
-        return "commands: pause, resume, replace NAME, drop NAME, standings"
+            snap = self.store.load()
+            tables = render_tables(snap, self.seats, trio.current_time())
+            return render_standings(tournament_document(snap)) + (f"\n\n{tables}" if tables else "")
+        return COMMANDS
+
+    def _seat(self, name: str) -> str:
+        snap = self.store.load()
+        for table in self._running.values():
+            for seat, entrant_id in enumerate(table.seats):
+                if snap.entrant(entrant_id).name.casefold() == name.casefold():
+                    return seat_line(snap, table, seat, self.seats)
+        return f"{name or 'NAME'} is not at a running table"
 
     def _replace(self, name: str) -> str:
         snap = self.store.load()
         for sid, table in self._running.items():
             for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
                 if snap.entrant(entrant_id).name == name and token is not None:
-                    argv = [sys.executable, "-m", "server.cli", "bot", "greedy", "--url", self.url, "--table", sid,
-                            "--token", token, "--name", f"{name} (stand-in)"[:64]]
-                    self._start_bot(sid, name, argv, {})
+                    stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
+                    self._stand_ins.add((sid, seat))
+                    game = self.roster.game
+                    self._start_bot(sid, name, stand_in.argv(self.url, sid, token, game),
+                                    stand_in.env(self.url, sid, token, game))
                     return f"a greedy bot plays {name}'s seat {seat} at {sid} for the rest of the game"
         return f"{name} is not at a running table"
 
@@ -200,20 +297,18 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def render_standings(doc: dict[str, Any]) -> str:
-    lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
-             f" of {doc['rounds_planned']}",
-             f"{'#':>3} {'name':<24} {'points':>7} {'dollars':>8} {'games':>5}"]
-    for e in doc["entrants"]:
-        dropped = " (dropped)" if e.get("dropped") else ""
-        lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['dollars']:>8} {e['games']:>5}{dropped}")
-    return "\n".join(lines)
-
-
 async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print) -> dict[str, Any]:
     """Run (or carry on) the tournament of ``cfg.roster`` to its end; return its document."""
     roster = load_roster(cfg.roster)
     os.makedirs(cfg.data_dir, mode=0o700, exist_ok=True)
+    lock = DirLock(cfg.data_dir)  # one director per directory (DataDirBusy), whose server has DATA/server
+    try:
+        return await _run_locked(cfg, roster, out)
+    finally:
+        lock.close()
+
+
+async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
         store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
         async with trio.open_nursery() as nursery:

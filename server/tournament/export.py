@@ -3,12 +3,15 @@
 ``tournament_document`` is what ``parsimonia tournament --json`` prints and clients may be sent::
 
     {"name", "format", "state", "rounds_planned",
-     "entrants": [{"rank", "name", "kind", "points", "dollars", "games", "opponents_points", "dropped"}, ...],
+     "entrants": [{"rank", "name", "kind", "points", "score", "games", "opponents_points", "dropped"}, ...],
      "rounds": [{"round", "finished", "tables": [{"table", "server_table", "state", "reason", "replay",
-                                                  "seats": [{"seat", "name", "dollars", "place", "points"}]}]}]}
+                                                  "seats": [{"seat", "name", "score", "place", "points",
+                                                             "no_show"}]}]}]}
 
-Entrants in standings order, rounds, tables and seats in order; a seat's dollars, place and points (and the
-table's reason and replay) are null until its game has ended. ``write_exports`` writes ``tournament.json``,
+Entrants in standings order, rounds, tables and seats in order; a seat's score, place and points (and the
+table's reason and replay) are null until its game has ended. ``no_show`` is true for a human who has not
+connected to the seat (yet, while the game runs; ever, once it has ended), false once they have, and null for
+a bot. ``write_exports`` writes ``tournament.json``,
 ``standings.csv`` (one row per entrant) and ``results.csv`` (one row per seat of every finished game), and
 copies each finished game's replay file (``<server table>.journal``) into ``replays/`` when given the server's
 replay directory.
@@ -25,8 +28,8 @@ from typing import Any
 from .standings import finishing_places, number, place_points
 from .store import Snapshot, TableRecord
 
-STANDINGS_COLUMNS = ("rank", "name", "kind", "points", "dollars", "games", "opponents_points", "dropped")
-RESULTS_COLUMNS = ("round", "table", "server_table", "reason", "seat", "name", "dollars", "place", "points")
+STANDINGS_COLUMNS = ("rank", "name", "kind", "points", "score", "games", "opponents_points", "dropped")
+RESULTS_COLUMNS = ("round", "table", "server_table", "reason", "seat", "name", "score", "place", "points", "no_show")
 
 
 def tournament_document(snapshot: Snapshot) -> dict[str, Any]:
@@ -71,13 +74,13 @@ def write_exports(snapshot: Snapshot, directory: str | Path, replays: str | Path
 def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...]) -> dict[str, Any]:
     game = table.game_result()
     seats: list[dict[str, Any]] = [
-        {"seat": seat, "name": names[e], "dollars": None, "place": None, "points": None}
+        {"seat": seat, "name": names[e], "score": None, "place": None, "points": None, "no_show": table.no_show(seat)}
         for seat, e in enumerate(table.seats)
     ]
     if game is not None:
-        places = finishing_places(game.dollars, game.winners)
+        places = finishing_places(game.scores, game.winners)
         for seat, points in enumerate(place_points(places, by_place)):
-            seats[seat].update(dollars=game.dollars[seat], place=places[seat], points=number(points))
+            seats[seat].update(score=game.scores[seat], place=places[seat], points=number(points))
     return {
         "table": table.position,
         "server_table": table.server_table,

@@ -7,7 +7,7 @@
 * ``next_round``: the format's choice between the two, as the director calls it every round.
 * ``History``: who met whom and who sat where so far, built from the tables played (``History.from_tables``).
 
-Seat 0 plays first (docs/rules/parsimonia.md), so both formats first spread the entrants who have had seat 0 least over the tables (the
+Seat 0 plays first, so both formats first spread the entrants who have had seat 0 least over the tables (the
 sum over tables of the fewest times anyone there had seat 0 is kept as low as it can be; while the number of
 tables stays the same, seat-0 counts never drift more than 1 apart). Within a table, seats then go, seat 0
 first, to whoever has sat in that seat least often (the better standing first on a tie).

@@ -7,7 +7,10 @@ A roster is TOML::
     rounds = 3                  # required, 1..100
     table_size = 4              # preferred seats per table, 2..6 (default 4); tables are balanced around it
     game = "parsimonia"         # default "parsimonia"
-    seed = 7                    # default 0: seeds round 1's seating (and whatever the director derives from it)
+    seed = 7                    # optional: a reproducible league (seating and, by a keyed hash, every table's
+                                # seed); without it both come from the operating system's random source
+    human_grace_s = 300         # default 300: a table with humans starts its clocks once every human is
+                                # connected, or this many seconds after it was created (0: at once)
 
     [options]                   # optional: the game's options, passed as-is to `create.options`
     game_ms = 1200000           # (protocol/SPEC.md lists each game's; durations in ms, before any time scale)
@@ -22,12 +25,15 @@ A roster is TOML::
 
     [[entrant]]
     name = "greedy-1"
-    bot = ["parsimonia", "bot", "greedy", "--url", "{url}", "--table", "{table}", "--token", "{token}"]
+    bot = ["parsimonia", "bot", "greedy", "--url={url}", "--table={table}", "--token={token}"]
 
 A bot is a command line (a list of strings, no shell). The director fills the placeholders ``{url}``,
-``{table}``, ``{token}`` and ``{name}`` in every argument, and also sets the environment variables
-``PARSIMONIA_URL``, ``PARSIMONIA_TABLE``, ``PARSIMONIA_TOKEN`` and ``PARSIMONIA_NAME``. Each entrant is exactly one
-of ``human = true`` or ``bot = [...]``.
+``{table}``, ``{token}``, ``{name}`` and ``{game}`` in every argument, and also sets the environment variables
+``PARSIMONIA_URL``, ``PARSIMONIA_TABLE``, ``PARSIMONIA_TOKEN``, ``PARSIMONIA_NAME`` and ``PARSIMONIA_GAME``. A seat
+token may begin with ``-``: a long option followed by an argument that is just one placeholder (``"--token",
+"{token}"``) is passed as one argument (``--token=VALUE``), so that no value is ever read as an option; write
+``--token={token}`` yourself, or read the environment, where a bot takes its token in any other way. Each entrant is
+exactly one of ``human = true`` or ``bot = [...]``.
 
 ``load_roster`` raises ``RosterError`` naming the file, the line when it can find it, and the field.
 ``Roster.to_dict()`` gives back the same TOML-shaped mapping, which ``parse_roster`` reads again.
@@ -50,11 +56,15 @@ MIN_ENTRANTS, MAX_ENTRANTS = 2, 1000
 MAX_ROUNDS = 100
 MIN_TABLE, MAX_TABLE = 2, 6
 MAX_NAME = 64  # the protocol's limit on a player's name
-PLACEHOLDERS = ("url", "table", "token", "name")
+DEFAULT_GRACE_S, MAX_GRACE_S = 300, 86_400
+PLACEHOLDERS = ("url", "table", "token", "name", "game")
 
-_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "options", "points", "entrant"}
+_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "options", "points",
+             "entrant"}
 _ENTRANT_KEYS = {"name", "human", "bot"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
+_LONE_PLACEHOLDER = re.compile("|".join(re.escape("{" + p + "}") for p in PLACEHOLDERS))
+_LONG_OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
 
 
 class RosterError(ValueError):
@@ -70,19 +80,27 @@ class Entrant:
     def kind(self) -> Literal["human", "bot"]:
         return "human" if self.bot is None else "bot"
 
-    def argv(self, url: str, table: str, token: str) -> list[str]:
-        """The bot's command line with its placeholders filled in."""
+    def argv(self, url: str, table: str, token: str, game: str) -> list[str]:
+        """The bot's command line with its placeholders filled in; ``--option {placeholder}`` becomes one
+        argument ``--option=VALUE``, so that a value beginning with ``-`` is not taken for an option."""
         if self.bot is None:
             raise ValueError(f"{self.name} is a human, not a bot")
-        values = self._values(url, table, token)
-        return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg) for arg in self.bot]
+        values = self._values(url, table, token, game)
+        out: list[str] = []
+        for before, arg in zip(("",) + self.bot, self.bot):
+            filled = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg)
+            if _LONE_PLACEHOLDER.fullmatch(arg) and _LONG_OPTION.fullmatch(before):
+                out[-1] = f"{before}={filled}"
+            else:
+                out.append(filled)
+        return out
 
-    def env(self, url: str, table: str, token: str) -> dict[str, str]:
+    def env(self, url: str, table: str, token: str, game: str) -> dict[str, str]:
         """The variables to add to the bot's environment."""
-        return {f"PARSIMONIA_{key.upper()}": value for key, value in self._values(url, table, token).items()}
+        return {f"PARSIMONIA_{key.upper()}": value for key, value in self._values(url, table, token, game).items()}
 
-    def _values(self, url: str, table: str, token: str) -> dict[str, str]:
-        return {"url": url, "table": table, "token": token, "name": self.name}
+    def _values(self, url: str, table: str, token: str, game: str) -> dict[str, str]:
+        return {"url": url, "table": table, "token": token, "name": self.name, "game": game}
 
 
 @dataclass(frozen=True)
@@ -93,9 +111,10 @@ class Roster:
     format: Format = "swiss"
     table_size: int = 4
     game: str = "parsimonia"
-    seed: int = 0
+    seed: int | None = None  # None: the seating and the tables' seeds are random
     options: dict[str, Any] = field(default_factory=dict)
     points: tuple[int, ...] = DEFAULT_POINTS
+    human_grace_s: int = DEFAULT_GRACE_S
 
     def to_dict(self) -> dict[str, Any]:
         """The roster as the TOML-shaped mapping ``parse_roster`` reads."""
@@ -105,7 +124,8 @@ class Roster:
             "rounds": self.rounds,
             "table_size": self.table_size,
             "game": self.game,
-            "seed": self.seed,
+            **({} if self.seed is None else {"seed": self.seed}),
+            "human_grace_s": self.human_grace_s,
             "options": dict(self.options),
             "points": {"by_place": list(self.points)},
             "entrant": [
@@ -154,17 +174,19 @@ class _Parser:
             raise self.fail(("rounds",), "rounds", "missing (how many rounds to play)")
         rounds = self.integer(data["rounds"], ("rounds",), "rounds", 1, MAX_ROUNDS)
         table_size = self.integer(data.get("table_size", 4), ("table_size",), "table_size", MIN_TABLE, MAX_TABLE)
-        seed = self.integer(data.get("seed", 0), ("seed",), "seed", -(2**63), 2**63 - 1)
+        seed = None if "seed" not in data else self.integer(data["seed"], ("seed",), "seed", -(2**63), 2**63 - 1)
         game = data.get("game", "parsimonia")
         if game not in GAMES:
             raise self.fail(("game",), "game", f"unknown game {game!r} (known: {', '.join(sorted(GAMES))})")
         if not GAMES[game].MIN_SEATS <= table_size <= GAMES[game].MAX_SEATS:
             raise self.fail(("table_size",), "table_size", f"{game} seats {GAMES[game].MIN_SEATS} to "
                                                            f"{GAMES[game].MAX_SEATS} players, not {table_size}")
+        grace = self.integer(data.get("human_grace_s", DEFAULT_GRACE_S), ("human_grace_s",), "human_grace_s", 0,
+                             MAX_GRACE_S)
         options = self.options(data.get("options", {}), game, table_size)
         points = self.points(data.get("points", {}))
         entrants = self.entrants(data.get("entrant"))
-        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points)
+        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace)
 
     def known(self, data: dict[str, Any], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
         unknown = sorted(set(data) - keys)

@@ -1,10 +1,11 @@
 """Standings: finishing places and tournament points from game results, and the order of the entrants.
 
-At a table, the game's winners share 1st place; the other seats follow by dollars, and equal dollars share a
-place. Entrants who share a place split the points of the places they cover: two tied for 1st with points
-``[6, 3, 1, ...]`` get ``(6 + 3) / 2 = 4.5`` each, and the next seat is 3rd. Points are exact fractions.
+At a table, the game's winners share 1st place; the other seats follow by score (the game's ``scores``: integers by
+seat, higher is better, whatever the game), and equal scores share a place. Entrants who share a place split the
+points of the places they cover: two tied for 1st with points ``[6, 3, 1, ...]`` get ``(6 + 3) / 2 = 4.5`` each,
+and the next seat is 3rd. Points are exact fractions.
 
-Entrants are ordered by points, then total dollars, then opponents' points (for every game played, the final
+Entrants are ordered by points, then total score, then opponents' points (for every game played, the final
 points of each opponent at that table), all descending, then by name. Entrants equal on the three share a rank.
 Dropped entrants stay in the standings, flagged.
 """
@@ -25,17 +26,17 @@ class GameResult:
     round: int
     table: str  # the server's table id
     seats: tuple[int, ...]  # entrant id by seat
-    dollars: tuple[int, ...]  # by seat
+    scores: tuple[int, ...]  # by seat, higher is better
     winners: tuple[int, ...]  # seats
 
 
 @dataclass(frozen=True)
 class Standing:
-    rank: int  # 1-based; entrants equal on points, dollars and opponents' points share it
+    rank: int  # 1-based; entrants equal on points, score and opponents' points share it
     entrant: int
     name: str
     points: Fraction
-    dollars: int
+    score: int  # the sum of the entrant's scores
     games: int
     opponents_points: Fraction
     dropped: bool
@@ -45,7 +46,7 @@ class Standing:
             "rank": self.rank,
             "name": self.name,
             "points": number(self.points),
-            "dollars": self.dollars,
+            "score": self.score,
             "games": self.games,
             "opponents_points": number(self.opponents_points),
             "dropped": self.dropped,
@@ -57,12 +58,19 @@ def number(value: Fraction) -> int | float:
     return value.numerator if value.denominator == 1 else round(float(value), 4)
 
 
-def finishing_places(dollars: Sequence[int], winners: Collection[int]) -> list[int]:
+def result_scores(result: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """A game result's scores by seat: its ``scores``, or its ``dollars`` in a result stored before results
+    carried ``scores``; None when it has neither."""
+    scores = result.get("scores", result.get("dollars"))
+    return None if scores is None else tuple(scores)
+
+
+def finishing_places(scores: Sequence[int], winners: Collection[int]) -> list[int]:
     """The place (1 = first) of every seat; seats that share a place get the best one."""
-    others = sorted((seat for seat in range(len(dollars)) if seat not in winners), key=lambda s: -dollars[s])
-    places = [1] * len(dollars)
+    others = sorted((seat for seat in range(len(scores)) if seat not in winners), key=lambda s: -scores[s])
+    places = [1] * len(scores)
     for k, seat in enumerate(others):
-        tied = k > 0 and dollars[others[k - 1]] == dollars[seat]
+        tied = k > 0 and scores[others[k - 1]] == scores[seat]
         places[seat] = places[others[k - 1]] if tied else len(winners) + k + 1
     return places
 
@@ -84,24 +92,24 @@ def compute_standings(names: Mapping[int, str], results: Iterable[GameResult], b
                       dropped: Collection[int] = ()) -> list[Standing]:
     """Every entrant of ``names`` (id -> name), best first."""
     points: dict[int, Fraction] = {e: Fraction(0) for e in names}
-    dollars = dict.fromkeys(names, 0)
+    score = dict.fromkeys(names, 0)
     games = dict.fromkeys(names, 0)
     opponents: dict[int, list[int]] = {e: [] for e in names}
     for result in results:
-        scores = place_points(finishing_places(result.dollars, result.winners), by_place)
+        earned = place_points(finishing_places(result.scores, result.winners), by_place)
         for seat, entrant in enumerate(result.seats):
-            points[entrant] += scores[seat]
-            dollars[entrant] += result.dollars[seat]
+            points[entrant] += earned[seat]
+            score[entrant] += result.scores[seat]
             games[entrant] += 1
             opponents[entrant].extend(e for e in result.seats if e != entrant)
     opponents_points = {e: sum((points[o] for o in opponents[e]), Fraction(0)) for e in names}
 
     def key(e: int) -> tuple[Fraction, int, Fraction]:
-        return (-points[e], -dollars[e], -opponents_points[e])
+        return (-points[e], -score[e], -opponents_points[e])
 
     order = sorted(names, key=lambda e: (key(e), names[e]))
     out: list[Standing] = []
     for i, e in enumerate(order):
         rank = out[-1].rank if out and key(out[-1].entrant) == key(e) else i + 1
-        out.append(Standing(rank, e, names[e], points[e], dollars[e], games[e], opponents_points[e], e in dropped))
+        out.append(Standing(rank, e, names[e], points[e], score[e], games[e], opponents_points[e], e in dropped))
     return out

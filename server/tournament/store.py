@@ -2,17 +2,21 @@
 
 Tables::
 
-    tournament  the roster (JSON, as ``Roster.to_dict``), the seed, the state (running, paused, finished)
+    tournament  the roster (JSON, as ``Roster.to_dict``), the seed, whether the organiser chose it (seeded),
+                the state (running, paused, finished)
     entrant     id (1.. in roster order), name, kind, bot command (JSON), dropped_after (rounds begun at the drop)
     round       number (1..), state (running, finished)
-    game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished)
-    seat        round, position, seat, entrant id, the seat's token
+    game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished),
+                the game's seed (``seeds``), held (its clocks wait for its human players)
+    seat        round, position, seat, entrant id, the seat's token, seen (a human's: connected at least once)
     result      round, position, the game's result map (JSON)
 
 A table's life: ``start_round`` records the round's seating (pending, before anything exists on the server);
-``table_started`` adds the server's table id and the seat tokens (running); ``record_result`` stores the
+``table_started`` adds the server's table id and the seat tokens (running), maybe held until ``clocks_started``
+while ``seat_seen`` notes the humans who connect; ``record_result`` stores the
 result (finished; recording it again changes nothing) and finishes the round with its last table. Every
-change is one transaction. ``load`` reads everything back as a ``Snapshot``.
+change is one transaction. ``load`` reads everything back as a ``Snapshot``. A file written before a column
+existed gets it when opened (``_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any, Literal
 
 from .pairing import History, next_round
 from .roster import Roster, parse_roster
-from .standings import GameResult, Standing, compute_standings
+from .seeds import random_seed, table_seeds
+from .standings import GameResult, Standing, compute_standings, result_scores
 
 TournamentState = Literal["running", "paused", "finished"]
 TableState = Literal["pending", "running", "finished"]
@@ -36,6 +41,7 @@ CREATE TABLE IF NOT EXISTS tournament (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     roster TEXT NOT NULL,
     seed INTEGER NOT NULL,
+    seeded INTEGER NOT NULL DEFAULT 1,
     state TEXT NOT NULL CHECK (state IN ('running', 'paused', 'finished'))
 );
 CREATE TABLE IF NOT EXISTS entrant (
@@ -54,6 +60,8 @@ CREATE TABLE IF NOT EXISTS game_table (
     position INTEGER NOT NULL,
     server_table TEXT UNIQUE,
     state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'finished')),
+    seed INTEGER,
+    held INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (round, position)
 );
 CREATE TABLE IF NOT EXISTS seat (
@@ -62,6 +70,7 @@ CREATE TABLE IF NOT EXISTS seat (
     seat INTEGER NOT NULL,
     entrant INTEGER NOT NULL REFERENCES entrant (id),
     token TEXT,
+    seen INTEGER,
     PRIMARY KEY (round, position, seat),
     FOREIGN KEY (round, position) REFERENCES game_table (round, position)
 );
@@ -73,6 +82,15 @@ CREATE TABLE IF NOT EXISTS result (
     FOREIGN KEY (round, position) REFERENCES game_table (round, position)
 );
 """
+
+# Columns added since the first files were written: (table, column, its declaration); older rows get the default.
+# A tournament begun before `seeded` had its seed from the roster.
+_COLUMNS = (
+    ("tournament", "seeded", "INTEGER NOT NULL DEFAULT 1"),
+    ("game_table", "seed", "INTEGER"),
+    ("game_table", "held", "INTEGER NOT NULL DEFAULT 0"),
+    ("seat", "seen", "INTEGER"),
+)
 
 
 class StoreError(RuntimeError):
@@ -104,12 +122,21 @@ class TableRecord:
     server_table: str | None  # None while pending
     tokens: tuple[str | None, ...]  # by seat; None until the table is started
     result: dict[str, Any] | None  # the game's result map once finished
+    seed: int | None = None  # None only for a table paired before seeds were stored
+    held: bool = False  # running with its clocks paused until its human players are connected
+    seen: tuple[bool | None, ...] = ()  # by seat, once started: has a human connected to it; None for a bot
+
+    def no_show(self, seat: int) -> bool | None:
+        """A human who never connected to ``seat`` (None for a bot, or a table started before this was noted)."""
+        seen = self.seen[seat] if seat < len(self.seen) else None
+        return None if seen is None else not seen
 
     def game_result(self) -> GameResult | None:
         if self.result is None or self.server_table is None:
             return None
-        return GameResult(self.round, self.server_table, self.seats, tuple(self.result["dollars"]),
-                          tuple(self.result["winners"]))
+        scores = result_scores(self.result)
+        assert scores is not None  # record_result stores no result without them
+        return GameResult(self.round, self.server_table, self.seats, scores, tuple(self.result["winners"]))
 
 
 @dataclass(frozen=True)
@@ -124,7 +151,8 @@ class Snapshot:
     """Everything stored, and what a director needs to carry on."""
 
     roster: Roster
-    seed: int
+    seed: int  # the seating's, and the key of the tables' seeds when ``seeded``
+    seeded: bool  # chosen by the organiser (roster or --seed); else random, and so are the tables' seeds
     state: TournamentState
     entrants: tuple[EntrantRecord, ...]
     rounds: tuple[RoundRecord, ...]
@@ -165,6 +193,10 @@ class Snapshot:
         roster = self.roster
         return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed)
 
+    def table_seeds(self, round_number: int, count: int) -> list[int]:
+        """Seeds for round ``round_number``'s ``count`` tables: derived from the organiser's seed, else random."""
+        return table_seeds(self.seed if self.seeded else None, round_number, count)
+
     def entrant(self, entrant_id: int) -> EntrantRecord:
         """The entrant with this id (``KeyError`` if none)."""
         return {e.id: e for e in self.entrants}[entrant_id]
@@ -180,6 +212,9 @@ class Store:
         self.db.execute("PRAGMA synchronous = FULL")
         with self.db:
             self.db.executescript(_SCHEMA)
+            for table, column, declaration in _COLUMNS:
+                if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def __enter__(self) -> Store:
         return self
@@ -190,13 +225,16 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def begin(self, roster: Roster, seed: int) -> Snapshot:
-        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept)."""
+    def begin(self, roster: Roster, seed: int | None) -> Snapshot:
+        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept).
+        ``seed`` None: a random one, and random table seeds."""
         row = self.db.execute("SELECT roster FROM tournament").fetchone()
         if row is None:
             with self.db:
-                self.db.execute("INSERT INTO tournament (id, roster, seed, state) VALUES (1, ?, ?, 'running')",
-                                (json.dumps(roster.to_dict(), sort_keys=True), seed))
+                self.db.execute(
+                    "INSERT INTO tournament (id, roster, seed, seeded, state) VALUES (1, ?, ?, ?, 'running')",
+                    (json.dumps(roster.to_dict(), sort_keys=True),
+                     random_seed() if seed is None else seed, seed is not None))
                 self.db.executemany(
                     "INSERT INTO entrant (id, name, kind, bot) VALUES (?, ?, ?, ?)",
                     [(i, e.name, e.kind, None if e.bot is None else json.dumps(list(e.bot)))
@@ -208,7 +246,7 @@ class Store:
         return self.load()
 
     def load(self) -> Snapshot:
-        row = self.db.execute("SELECT roster, seed, state FROM tournament").fetchone()
+        row = self.db.execute("SELECT roster, seed, seeded, state FROM tournament").fetchone()
         if row is None:
             raise StoreError("no tournament here yet")
         entrants = tuple(
@@ -216,42 +254,49 @@ class Store:
             for i, name, bot, dropped in self.db.execute(
                 "SELECT id, name, bot, dropped_after FROM entrant ORDER BY id")
         )
-        seats: dict[tuple[int, int], list[tuple[int, str | None]]] = {}
-        for rnd, pos, entrant, token in self.db.execute(
-                "SELECT round, position, entrant, token FROM seat ORDER BY round, position, seat"):
-            seats.setdefault((rnd, pos), []).append((entrant, token))
+        seats: dict[tuple[int, int], list[tuple[int, str | None, bool | None]]] = {}
+        for rnd, pos, entrant, token, seen in self.db.execute(
+                "SELECT round, position, entrant, token, seen FROM seat ORDER BY round, position, seat"):
+            seats.setdefault((rnd, pos), []).append((entrant, token, None if seen is None else bool(seen)))
         results = {(rnd, pos): json.loads(text) for rnd, pos, text in
                    self.db.execute("SELECT round, position, result FROM result")}
         tables: dict[int, list[TableRecord]] = {}
-        for rnd, pos, server_table, state in self.db.execute(
-                "SELECT round, position, server_table, state FROM game_table ORDER BY round, position"):
+        for rnd, pos, server_table, state, seed, held in self.db.execute(
+                "SELECT round, position, server_table, state, seed, held FROM game_table ORDER BY round, position"):
             sat = seats[(rnd, pos)]
             tables.setdefault(rnd, []).append(TableRecord(
-                rnd, pos, tuple(e for e, _ in sat), state, server_table, tuple(t for _, t in sat),
-                results.get((rnd, pos))))
+                rnd, pos, tuple(e for e, _, _ in sat), state, server_table, tuple(t for _, t, _ in sat),
+                results.get((rnd, pos)), seed, bool(held), tuple(seen for _, _, seen in sat)))
         rounds = tuple(RoundRecord(n, state == "finished", tuple(tables.get(n, ())))
                        for n, state in self.db.execute("SELECT number, state FROM round ORDER BY number"))
-        return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], row[2], entrants, rounds)
+        return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], bool(row[2]), row[3], entrants,
+                        rounds)
 
-    def start_round(self, number: int, tables: Sequence[Sequence[int]]) -> None:
-        """Record round ``number``'s seating (entrant ids in seat order, top table first), all tables pending."""
+    def start_round(self, number: int, tables: Sequence[Sequence[int]], seeds: Sequence[int]) -> None:
+        """Record round ``number``'s seating (entrant ids in seat order, top table first) and its tables' seeds,
+        all tables pending."""
+        if len(seeds) != len(tables):
+            raise StoreError(f"round {number}: {len(tables)} tables, {len(seeds)} seeds")
         last = self.db.execute("SELECT number, state FROM round ORDER BY number DESC LIMIT 1").fetchone()
         if (last is None and number != 1) or (last is not None and (last[1] != "finished" or number != last[0] + 1)):
             raise StoreError(f"round {number} cannot begin now (last round: {last})")
         with self.db:
             self.db.execute("INSERT INTO round (number, state) VALUES (?, 'running')", (number,))
-            for pos, table in enumerate(tables, 1):
-                self.db.execute("INSERT INTO game_table (round, position, state) VALUES (?, ?, 'pending')",
-                                (number, pos))
+            for pos, (table, seed) in enumerate(zip(tables, seeds), 1):
+                self.db.execute("INSERT INTO game_table (round, position, state, seed) VALUES (?, ?, 'pending', ?)",
+                                (number, pos, seed))
                 self.db.executemany("INSERT INTO seat (round, position, seat, entrant) VALUES (?, ?, ?, ?)",
                                     [(number, pos, seat, e) for seat, e in enumerate(table)])
 
-    def table_started(self, round_number: int, position: int, server_table: str, tokens: Sequence[str]) -> None:
-        """The table exists on the server as ``server_table``; ``tokens`` by seat."""
+    def table_started(self, round_number: int, position: int, server_table: str, tokens: Sequence[str],
+                      held: bool = False) -> None:
+        """The table exists on the server as ``server_table``; ``tokens`` by seat; ``held``: its clocks are
+        paused until its humans are connected. Its humans' seats are noted as not seen yet."""
         with self.db:
             changed = self.db.execute(
-                "UPDATE game_table SET server_table = ?, state = 'running' "
-                "WHERE round = ? AND position = ? AND state = 'pending'", (server_table, round_number, position))
+                "UPDATE game_table SET server_table = ?, state = 'running', held = ? "
+                "WHERE round = ? AND position = ? AND state = 'pending'",
+                (server_table, held, round_number, position))
             if changed.rowcount != 1:
                 raise StoreError(f"table {round_number}.{position} is not pending")
             seats = self.db.execute("SELECT count(*) FROM seat WHERE round = ? AND position = ?",
@@ -260,17 +305,32 @@ class Store:
                 raise StoreError(f"table {round_number}.{position} has {seats} seats, not {len(tokens)} tokens")
             self.db.executemany("UPDATE seat SET token = ? WHERE round = ? AND position = ? AND seat = ?",
                                 [(token, round_number, position, seat) for seat, token in enumerate(tokens)])
+            self.db.execute("UPDATE seat SET seen = 0 WHERE round = ? AND position = ? AND entrant IN "
+                            "(SELECT id FROM entrant WHERE kind = 'human')", (round_number, position))
+
+    def clocks_started(self, server_table: str) -> None:
+        """A held table's clocks run: every human is connected, or the grace is over."""
+        with self.db:
+            self.db.execute("UPDATE game_table SET held = 0 WHERE server_table = ?", (server_table,))
+
+    def seat_seen(self, server_table: str, seat: int) -> None:
+        """A human is connected to ``seat`` of ``server_table`` (noted once; bots' seats are not noted)."""
+        with self.db:
+            self.db.execute(
+                "UPDATE seat SET seen = 1 WHERE seat = ? AND seen = 0 AND (round, position) = "
+                "(SELECT round, position FROM game_table WHERE server_table = ?)", (seat, server_table))
 
     def record_result(self, server_table: str, result: Mapping[str, Any]) -> bool:
-        """Store a running table's result (needs ``dollars`` and ``winners``); False if it was already stored."""
+        """Store a running table's result (needs ``winners`` and ``scores``, or the ``dollars`` of older
+        results); False if it was already stored."""
         row = self.db.execute("SELECT round, position, state FROM game_table WHERE server_table = ?",
                               (server_table,)).fetchone()
         if row is None:
             raise StoreError(f"no table {server_table!r} in this tournament")
         if row[2] == "finished":
             return False
-        if "dollars" not in result or "winners" not in result:
-            raise StoreError(f"the result of {server_table!r} has no dollars or winners")
+        if result_scores(result) is None or "winners" not in result:
+            raise StoreError(f"the result of {server_table!r} has no scores or winners")
         rnd, pos, _ = row
         with self.db:
             self.db.execute("INSERT INTO result (round, position, result) VALUES (?, ?, ?)",

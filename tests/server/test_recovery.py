@@ -209,6 +209,7 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
     are busy and an auction is open."""
     options = {"game_ms": 3_000_000}  # 3 s of play at this time scale
     data = DataDir(str(tmp_path))
+    data.close()  # its paths only: the server under test holds the directory
     server, crash = await launch(nursery, str(tmp_path), sync="fsync")
     players: list[Player] = []
     async with connect(server, "p0") as c0, connect(server, "p1") as c1, connect(server, "p2") as c2:

@@ -4,14 +4,18 @@ finished games, and where the server clock and the table numbers start again."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from typing import Any
 
+import pytest
 import trio
 from structlog.testing import capture_logs
 
+from server.app import Server, ServerConfig
 from server.journal import encode_record, read_journal
-from server.storage import DataDir
 from server.match import Match
+from server.storage import DataDir, DataDirBusy
 from tests.server.conftest import connect, create_table, join
 
 
@@ -48,6 +52,13 @@ def corrupt_middle(path: str) -> None:
         f.write(data)
 
 
+def layout(root: Any) -> DataDir:
+    """The directory's paths, without holding it: the server under test takes it."""
+    data = DataDir(str(root))
+    data.close()
+    return data
+
+
 def names(directory: str) -> list[str]:
     return sorted(os.listdir(directory))
 
@@ -57,7 +68,7 @@ def names(directory: str) -> list[str]:
 
 async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recover(start_server, tmp_path,
                                                                                    autojump_clock):
-    data = DataDir(str(tmp_path))
+    data = layout(tmp_path)
     for n in (1, 2, 3):
         write_journal(data.journal_path(f"t{n}"), table_records(f"t{n}", seed=n))
     corrupt_middle(data.journal_path("t2"))
@@ -94,7 +105,7 @@ async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recove
 
 
 async def test_a_torn_tail_is_dropped_and_the_journal_grows_after_it(start_server, tmp_path, autojump_clock):
-    data = DataDir(str(tmp_path))
+    data = layout(tmp_path)
     records = table_records("t1")
     torn = encode_record({"k": "cmd", "at": 1700, "seat": 1, "command": {"type": "ready"}})[:-5]
     whole = write_journal(data.journal_path("t1"), records, tail=torn)
@@ -120,7 +131,7 @@ async def test_a_torn_tail_is_dropped_and_the_journal_grows_after_it(start_serve
 
 
 def test_start_ms_is_no_earlier_than_any_record_or_the_heartbeat(tmp_path):
-    data = DataDir(str(tmp_path))
+    data = layout(tmp_path)
     assert data.start_ms(data.recover()) == 0  # a new directory
     write_journal(data.journal_path("t1"), table_records("t1", at=1000))
     write_journal(data.journal_path("t2"), [*table_records("t2", at=5000),
@@ -156,8 +167,8 @@ async def test_server_time_continues_from_the_heartbeat_and_is_kept_in_it(start_
 
 
 async def test_a_finished_table_is_archived_to_replays(start_server, tmp_path, autojump_clock):
+    data = layout(tmp_path)
     server = await start_server(data_dir=str(tmp_path))
-    data = DataDir(str(tmp_path))
     async with connect(server, "ada") as ada, connect(server, "bob") as bob:
         table = await create_table(ada, 2, seed=3, options=OPTIONS)
         await join(ada, table)
@@ -175,7 +186,7 @@ async def test_a_finished_table_is_archived_to_replays(start_server, tmp_path, a
 
 
 async def test_a_table_that_ended_just_before_a_crash_is_archived_on_start(start_server, tmp_path, autojump_clock):
-    data = DataDir(str(tmp_path))
+    data = layout(tmp_path)
     records = [*table_records("t1"), {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "quit"}}]
     # what the table recorded live: the end, with its result
     live = Match.replay(records)
@@ -192,7 +203,7 @@ async def test_a_table_that_ended_just_before_a_crash_is_archived_on_start(start
 
 
 async def test_table_numbers_continue_after_the_highest_journal(start_server, tmp_path, autojump_clock):
-    data = DataDir(str(tmp_path))
+    data = layout(tmp_path)
     write_journal(os.path.join(data.replays, "t3.journal"), table_records("t3"))
     write_journal(os.path.join(data.replays, "t12.journal"), table_records("t12"))
     write_journal(data.journal_path("t4"), table_records("t4"))
@@ -201,3 +212,39 @@ async def test_table_numbers_continue_after_the_highest_journal(start_server, tm
     async with connect(server) as client:
         assert [await create_table(client, 2) for _ in range(2)] == ["t13", "t14"]
     assert sorted(server.lobby.tables) == ["t13", "t14", "t4"]
+
+
+# ------------------------------------------------------------------ one process per directory
+
+
+def test_a_second_opener_of_a_directory_is_refused_with_the_holders_pid_until_it_closes(tmp_path):
+    first = DataDir(str(tmp_path))
+    with pytest.raises(DataDirBusy) as refused:
+        DataDir(str(tmp_path))
+    assert str(refused.value) == (f"data directory {tmp_path} is in use by process {os.getpid()}; "
+                                  "stop it or use another --data")
+    assert isinstance(refused.value, OSError)
+    first.close()
+    DataDir(str(tmp_path)).close()
+
+
+def test_a_lock_held_by_another_process_is_refused_and_freed_when_that_process_dies(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom server.storage import DataDir\n"
+                               f"DataDir({str(tmp_path)!r})\nprint('held', flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        with pytest.raises(DataDirBusy, match=f"in use by process {holder.pid};"):
+            DataDir(str(tmp_path))
+    finally:
+        holder.kill()
+        holder.wait()
+    DataDir(str(tmp_path)).close()  # the dead process's lock went with it, though its pid is still in the file
+
+
+async def test_a_second_server_on_a_data_directory_in_use_does_not_start(start_server, tmp_path, autojump_clock):
+    server = await start_server(data_dir=str(tmp_path))
+    with pytest.raises(DataDirBusy):
+        await Server(ServerConfig(host="127.0.0.1", port=0, data_dir=str(tmp_path))).run()
+    async with connect(server) as client:  # the first one carries on
+        assert await create_table(client, 2) == "t1"

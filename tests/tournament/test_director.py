@@ -3,6 +3,7 @@ and its server together) that finishes after a restart with every game counted o
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -17,7 +18,11 @@ import pytest
 import trio
 
 from server import logs
+from server.dirlock import DataDirBusy, DirLock
+from server.journal import read_journal
 from server.tournament.director import Director, DirectorConfig, run_tournament
+from server.tournament.roster import load_roster
+from server.tournament.seeds import table_seeds
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
 
@@ -67,12 +72,29 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
         assert sorted(len(t["seats"]) for t in rnd["tables"]) == [2, 3]  # balanced, no lone player
     points = [e["points"] for e in doc["entrants"]]
     assert points == sorted(points, reverse=True)
-    assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
-        {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(tmp_path / "data")
+    assert [{k: e[k] for k in ("name", "points", "score", "games")} for e in doc["entrants"]] == [
+        {k: e[k] for k in ("name", "points", "score", "games")} for e in stored_standings(tmp_path / "data")
     ]
     export = tmp_path / "data" / "export"
     assert {"standings.csv", "results.csv", "tournament.json"} <= {p.name for p in export.iterdir()}
     assert len(list((export / "replays").iterdir())) == 4  # every game's replay file is kept
+    DirLock(str(tmp_path / "data")).close()  # the director let go of its directory
+    for rnd in doc["rounds"]:  # every table was dealt the seed derived from the roster's (seed = 3)
+        dealt = [read_journal(str(export / t["replay"])).records[0]["seed"] for t in rnd["tables"]]
+        assert dealt == table_seeds(3, rnd["round"], len(rnd["tables"]))
+
+
+async def test_a_second_director_on_a_data_directory_in_use_stops_before_touching_it(tmp_path):
+    roster = write_roster(tmp_path / "league.toml", entrants=4, rounds=1, table_size=2)
+    data = tmp_path / "data"
+    data.mkdir()
+    holder = DirLock(str(data))  # e.g. a first director, still running
+    try:
+        with pytest.raises(DataDirBusy, match=f"data directory {data} is in use by process {os.getpid()}"):
+            await run_tournament(DirectorConfig(roster=str(roster), data_dir=str(data), port=0, live=False))
+    finally:
+        holder.close()
+    assert sorted(p.name for p in data.iterdir()) == ["lock"]
 
 
 def test_director_killed_mid_round_finishes_after_restart_counting_every_game_once(tmp_path):
@@ -98,8 +120,8 @@ def test_director_killed_mid_round_finishes_after_restart_counting_every_game_on
     assert set(games_by_name(doc).values()) == {3}  # no game lost, none counted twice
     tables = [t["server_table"] for r in doc["rounds"] for t in r["tables"]]
     assert len(tables) == len(set(tables)) == 6
-    assert [{k: e[k] for k in ("name", "points", "dollars", "games")} for e in doc["entrants"]] == [
-        {k: e[k] for k in ("name", "points", "dollars", "games")} for e in stored_standings(data)
+    assert [{k: e[k] for k in ("name", "points", "score", "games")} for e in doc["entrants"]] == [
+        {k: e[k] for k in ("name", "points", "score", "games")} for e in stored_standings(data)
     ]
 
 
@@ -117,6 +139,7 @@ async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
     cfg = DirectorConfig(roster=str(tmp_path / "r.toml"), data_dir=str(tmp_path / "data"), port=0, time_scale=100,
                          live=False)
     seen: list[str] = []
+    told: list[str] = []
     directors: list[Director] = []
     original_run = Director.run
 
@@ -128,6 +151,13 @@ async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
         while not (directors and directors[0]._running):
             await trio.sleep(0.05)
         director = directors[0]
+        [sid] = director._running
+        assert sid in director.seats.waiting  # its clocks wait for Ada
+        assert (await director.command("seat ada")).startswith(f"Ada: table {sid}, seat ")
+        assert (await director.command("seat ada")).endswith(" (not connected)")
+        assert await director.command("pause") == "paused 0 tables"  # held: not the organiser's to pause
+        assert await director.command("start t999") == "t999 is not a table waiting for its players"
+        assert await director.command(f"start {sid}") == f"started {sid}"
         assert await director.command("pause") == "paused 1 tables"  # the server accepted it
         assert await director.command("pause") == "paused 0 tables"  # already paused: refused
         seen.append(await director.command("resume"))
@@ -141,13 +171,142 @@ async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
             Director.run = run_and_keep
             try:
                 nursery.start_soon(organise)
-                doc = await run_tournament(cfg, lambda line: None)
+                doc = await run_tournament(cfg, told.append)
             finally:
                 Director.run = original_run
+    assert "table t1: its clocks run without Ada (started by the organiser)" in told
     assert seen[0] == "resumed 1 tables"
     assert seen[1].startswith("a greedy bot plays Ada's seat")
     assert seen[2] == "Ada is dropped from the next round on"
     assert seen[3] == "Nobody is not at a running table" and seen[4].startswith("commands:")
     ada = next(e for e in doc["entrants"] if e["name"] == "Ada")
     assert ada["dropped"] and ada["games"] == 1  # played round 1 (by the stand-in), not round 2
+    seats = {s["name"]: s["no_show"] for s in doc["rounds"][0]["tables"][0]["seats"]}
+    assert seats == {"Ada": True, "bot-0": None, "bot-1": None}  # the stand-in is not Ada
     assert len(doc["rounds"][1]["tables"]) == 1 and len(doc["rounds"][1]["tables"][0]["seats"]) == 2
+
+
+def human_roster(path: Path, grace_s: int) -> Path:
+    bot = [sys.executable, "-m", "server.cli", "bot", "greedy", "--url", "{url}", "--table", "{table}",
+           "--token", "{token}"]
+    lines = ['name = "a human and a bot"', "rounds = 1", "table_size = 2", "seed = 5", f"human_grace_s = {grace_s}",
+             "[options]", "game_ms = 600000", "opening_ms = 60000", "turn_ms = 20000", "quiet_ms = 5000",
+             "[[entrant]]", 'name = "Ada"', "human = true", "[[entrant]]", 'name = "bot-0"', f"bot = {json.dumps(bot)}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+async def test_a_table_with_a_human_keeps_its_clocks_still_until_the_human_connects(tmp_path, monkeypatch):
+    """At 1000x a 10-minute game ends in 0.6 s, bot or no bot: held, it waits until Ada connects with her
+    token, then plays to its end."""
+    from clients.players import make_player
+    from clients.sdk import run_bot
+
+    cfg = DirectorConfig(roster=str(human_roster(tmp_path / "r.toml", grace_s=600)), data_dir=str(tmp_path / "d"),
+                         port=0, time_scale=1000, live=False)
+    directors: list[Director] = []
+    original_init = Director.__post_init__
+
+    def keep(self: Director) -> None:
+        original_init(self)
+        directors.append(self)
+
+    monkeypatch.setattr(Director, "__post_init__", keep)
+    told: list[str] = []
+
+    async def ada_arrives_late() -> None:
+        while not (directors and directors[0]._running):
+            await trio.sleep(0.05)
+        director = directors[0]
+        [(sid, table)] = director._running.items()
+        await trio.sleep(2)  # three games' length
+        assert sid in director._running and sid in director.seats.waiting  # no result: its clocks are still
+        seat = table.seats.index(1)  # Ada is entrant 1
+        await run_bot(director.url, make_player("greedy", 0), name="Ada", table=sid, token=table.tokens[seat])
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ada_arrives_late)
+            doc = await run_tournament(cfg, told.append)
+    assert any(line.startswith("table t1: its clocks wait for Ada to connect") for line in told)
+    assert any(line.startswith("  Ada: table t1, seat ") and "token" in line for line in told)
+    assert any(line.startswith("Ada is connected to table t1") for line in told)
+    assert "table t1: every player is connected; its clocks run" in told
+    assert doc["state"] == "finished"
+    assert {s["name"]: s["no_show"] for s in doc["rounds"][0]["tables"][0]["seats"]} == {"Ada": False, "bot-0": None}
+    with (tmp_path / "d" / "export" / "results.csv").open() as f:
+        assert {r["name"]: r["no_show"] for r in csv.DictReader(f)} == {"Ada": "False", "bot-0": ""}
+
+
+class FakeLink:
+    """The admin requests a director makes while it watches seats: a scripted connections listing."""
+
+    url = "ws://127.0.0.1:1"
+    admin_token = "a" * 24
+
+    def __init__(self) -> None:
+        self.listing: list[dict] = []
+        self.resumed: list[tuple[str, float]] = []
+
+    async def admin(self, action: str, **fields):
+        if action == "connections":
+            return {"type": "connections", "connections": self.listing}
+        if action == "publish":
+            return {"type": "ok"}
+        assert action == "resume"
+        self.resumed.append((fields["table"], trio.current_time()))
+        return {"type": "ok"}
+
+
+def held_director(tmp_path: Path, grace_s: int) -> tuple[Director, FakeLink, list[str]]:
+    roster = load_roster(human_roster(tmp_path / "r.toml", grace_s))
+    store = Store(tmp_path / "t.sqlite")
+    snap = store.begin(roster, None)
+    store.start_round(1, [[2, 1]], snap.table_seeds(1, 1))
+    store.table_started(1, 1, "t1", ["bot-token", "ada-token"], held=True)
+    link, told = FakeLink(), []
+    director = Director(DirectorConfig(roster=""), roster, store, link, told.append)
+    director._running = {"t1": store.load().rounds[0].tables[0]}
+    director.seats.follow("t1", {1: "Ada"}, held=True, now=trio.current_time())
+    return director, link, told
+
+
+async def test_a_held_table_starts_after_its_grace_without_the_missing_human(tmp_path, autojump_clock):
+    director, link, told = held_director(tmp_path, grace_s=300)
+    link.listing = [{"conn": 5, "seats": [{"table": "t1", "seat": 0}]}]  # the bot only
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(director._watch_seats, director.seats)
+        while not link.resumed:
+            await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    [(table, at)] = link.resumed
+    assert table == "t1" and 300 <= at <= 302
+    assert told == ["table t1: its clocks run without Ada (not connected after 300 s)"]
+    assert director.store.load().rounds[0].tables[0].no_show(1) is True
+
+
+async def test_a_held_table_starts_as_soon_as_its_human_connects(tmp_path, autojump_clock):
+    director, link, told = held_director(tmp_path, grace_s=300)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(director._watch_seats, director.seats)
+        await trio.sleep(42)
+        assert link.resumed == [] and "t1" in director.seats.waiting
+        assert (await director.command("seat Ada")) == "Ada: table t1, seat 1, token ada-token (not connected)"
+        link.listing = [{"conn": 9, "seats": [{"table": "t1", "seat": 1}]}]
+        while not link.resumed:
+            await trio.sleep(0.5)
+        assert (await director.command("seat Ada")) == "Ada: table t1, seat 1, token ada-token (connected)"
+        nursery.cancel_scope.cancel()
+    assert 42 <= link.resumed[0][1] <= 43.5
+    assert told == ["Ada is connected to table t1, seat 1", "table t1: every player is connected; its clocks run"]
+    table = director.store.load().rounds[0].tables[0]
+    assert (table.held, table.no_show(1)) == (False, False)
+
+
+async def test_a_redrawn_console_keeps_every_humans_token_on_screen(tmp_path, monkeypatch, autojump_clock):
+    director, link, told = held_director(tmp_path, grace_s=300)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    await director._publish(director.store.load())
+    screen = told[-1]
+    assert screen.startswith("\x1b[2J\x1b[H" + "a human and a bot: after round 0 of 1")
+    assert "table t1 (round 1, table 1)" in screen and "Ada" in screen and "token ada-token" in screen

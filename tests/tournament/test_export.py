@@ -11,37 +11,40 @@ from server.tournament.export import tournament_document, write_exports
 from server.tournament.roster import Entrant, Roster
 from server.tournament.store import Snapshot, Store
 
-ROSTER = Roster("Export cup", tuple(Entrant(n, ("bot", "{token}")) for n in ("Ada", "Bo", "Cy", "Di")), rounds=2,
-                table_size=2, points=(6, 3, 0, 0, 0, 0))
+ROSTER = Roster("Export cup", (Entrant("Ada"), *(Entrant(n, ("bot", "{token}")) for n in ("Bo", "Cy", "Di"))),
+                rounds=2, table_size=2, points=(6, 3, 0, 0, 0, 0))
 
 
 @pytest.fixture
 def snapshot(tmp_path) -> Snapshot:
     with Store(tmp_path / "t.sqlite") as store:
         store.begin(ROSTER, seed=1)
-        store.start_round(1, [[1, 2], [3, 4]])
+        store.start_round(1, [[1, 2], [3, 4]], [101, 102])
         store.table_started(1, 1, "t1", ["a", "b"])
         store.table_started(1, 2, "t2", ["c", "d"])
-        store.record_result("t1", {"dollars": [700, 700], "winners": [0, 1], "reason": "clock"})
-        store.record_result("t2", {"dollars": [100, 900], "winners": [1], "reason": "agreement"})
-        store.start_round(2, [[1, 4], [2, 3]])
-        store.table_started(2, 1, "t3", ["e", "f"])
+        store.seat_seen("t1", 0)  # Ada played round 1 ...
+        store.record_result("t1", {"scores": [700, 700], "winners": [0, 1], "reason": "clock"})
+        store.record_result("t2", {"scores": [100, 900], "winners": [1], "reason": "agreement"})
+        store.start_round(2, [[1, 4], [2, 3]], [201, 202])
+        store.table_started(2, 1, "t3", ["e", "f"])  # ... and has not connected in round 2 yet
         return store.load()
 
 
 def test_the_document_has_standings_and_every_round_with_places_and_points(snapshot):
     doc = tournament_document(snapshot)
     assert (doc["name"], doc["format"], doc["state"], doc["rounds_planned"]) == ("Export cup", "swiss", "running", 2)
-    assert [(e["name"], e["points"], e["dollars"], e["games"], e["kind"]) for e in doc["entrants"]] == [
-        ("Di", 6, 900, 1, "bot"), ("Ada", 4.5, 700, 1, "bot"), ("Bo", 4.5, 700, 1, "bot"), ("Cy", 3, 100, 1, "bot")]
+    assert [(e["name"], e["points"], e["score"], e["games"], e["kind"]) for e in doc["entrants"]] == [
+        ("Di", 6, 900, 1, "bot"), ("Ada", 4.5, 700, 1, "human"), ("Bo", 4.5, 700, 1, "bot"), ("Cy", 3, 100, 1, "bot")]
     first, second = doc["rounds"]
     assert first["finished"] and not second["finished"]
     shared = first["tables"][0]
     assert (shared["server_table"], shared["reason"], shared["replay"]) == ("t1", "clock", "replays/t1.journal")
-    assert [(s["name"], s["place"], s["points"]) for s in shared["seats"]] == [("Ada", 1, 4.5), ("Bo", 1, 4.5)]
+    assert [(s["name"], s["place"], s["points"], s["no_show"]) for s in shared["seats"]] == [
+        ("Ada", 1, 4.5, False), ("Bo", 1, 4.5, None)]
     running, pending = second["tables"]
     assert (running["state"], running["reason"], running["replay"]) == ("running", None, None)
-    assert running["seats"][0] == {"seat": 0, "name": "Ada", "dollars": None, "place": None, "points": None}
+    assert running["seats"][0] == {"seat": 0, "name": "Ada", "score": None, "place": None, "points": None,
+                                   "no_show": True}
     assert (pending["state"], pending["server_table"]) == ("pending", None)
 
 
@@ -61,10 +64,10 @@ def test_write_exports_writes_json_and_csv_files_in_standings_and_game_order(sna
         ("1", "Di", "6"), ("2", "Ada", "4.5"), ("2", "Bo", "4.5"), ("4", "Cy", "3")]
     with (out / "results.csv").open() as f:
         results = list(csv.DictReader(f))
-    assert [(r["round"], r["table"], r["server_table"], r["seat"], r["name"], r["dollars"], r["place"], r["points"])
-            for r in results] == [
-        ("1", "1", "t1", "0", "Ada", "700", "1", "4.5"), ("1", "1", "t1", "1", "Bo", "700", "1", "4.5"),
-        ("1", "2", "t2", "0", "Cy", "100", "2", "3"), ("1", "2", "t2", "1", "Di", "900", "1", "6")]
+    assert [(r["round"], r["table"], r["server_table"], r["seat"], r["name"], r["score"], r["place"], r["points"],
+             r["no_show"]) for r in results] == [
+        ("1", "1", "t1", "0", "Ada", "700", "1", "4.5", "False"), ("1", "1", "t1", "1", "Bo", "700", "1", "4.5", ""),
+        ("1", "2", "t2", "0", "Cy", "100", "2", "3", ""), ("1", "2", "t2", "1", "Di", "900", "1", "6", "")]
 
 
 def test_writing_the_same_tournament_twice_gives_the_same_bytes(snapshot, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,8 @@ def error(tmp_path: Path, text: str) -> str:
 def test_a_good_roster_reads_into_dataclasses_with_defaults(tmp_path):
     roster = load_roster(write(tmp_path, GOOD))
     assert (roster.name, roster.format, roster.rounds, roster.table_size) == ("Autumn league", "round_robin", 2, 3)
-    assert (roster.game, roster.seed, roster.points) == ("parsimonia", 0, DEFAULT_POINTS)
-    assert roster.options == {"game_ms": 1200000}
+    assert (roster.game, roster.seed, roster.points) == ("parsimonia", None, DEFAULT_POINTS)
+    assert roster.options == {"game_ms": 1200000} and roster.human_grace_s == 300
     assert [(e.name, e.kind) for e in roster.entrants] == [("Ada", "human"), ("greedy-1", "bot")]
 
 
@@ -58,15 +59,37 @@ def test_the_example_league_is_twelve_bots_in_a_three_round_swiss():
 
 
 def test_a_bot_command_gets_its_placeholders_filled_and_the_same_values_in_its_environment():
-    bot = Entrant("b1", ("run", "--url={url}", "{table}", "{token}", "{name}", "{literal"))
-    assert bot.argv("ws://h:1", "t7", "secret") == ["run", "--url=ws://h:1", "t7", "secret", "b1", "{literal"]
-    assert bot.env("ws://h:1", "t7", "secret") == {
-        "PARSIMONIA_URL": "ws://h:1", "PARSIMONIA_TABLE": "t7", "PARSIMONIA_TOKEN": "secret", "PARSIMONIA_NAME": "b1"}
+    bot = Entrant("b1", ("run", "--url={url}", "{table}", "{token}", "{name}", "{game}", "{literal"))
+    assert bot.argv("ws://h:1", "t7", "secret", "kupcy") == [
+        "run", "--url=ws://h:1", "t7", "secret", "b1", "kupcy", "{literal"]
+    assert bot.env("ws://h:1", "t7", "secret", "kupcy") == {
+        "PARSIMONIA_URL": "ws://h:1", "PARSIMONIA_TABLE": "t7", "PARSIMONIA_TOKEN": "secret", "PARSIMONIA_NAME": "b1",
+        "PARSIMONIA_GAME": "kupcy"}
+
+
+def test_a_token_beginning_with_a_dash_is_passed_joined_to_its_option_so_it_is_not_read_as_one():
+    bot = Entrant("b1", ("run", "--table", "{table}", "--token", "{token}", "-v", "{name}", "--game", "x{game}"))
+    assert bot.argv("ws://h:1", "t7", "-abc", "parsimonia") == [
+        "run", "--table=t7", "--token=-abc", "-v", "b1", "--game", "xparsimonia"]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--token")
+    assert parser.parse_args([bot.argv("u", "t", "-abc", "g")[2]]).token == "-abc"
+
+
+def test_a_value_that_looks_like_an_option_does_not_join_the_next_argument():
+    bot = Entrant("b1", ("run", "{token}", "{name}"))
+    assert bot.argv("u", "t", "--abc", "g") == ["run", "--abc", "b1"]
 
 
 def test_to_dict_reads_back_to_the_same_roster(tmp_path):
     roster = load_roster(write(tmp_path, GOOD))
     assert parse_roster(roster.to_dict()) == roster
+
+
+def test_a_roster_seed_and_grace_are_kept_and_read_back(tmp_path):
+    roster = load_roster(write(tmp_path, "seed = -7\nhuman_grace_s = 0\n" + GOOD))
+    assert (roster.seed, roster.human_grace_s) == (-7, 0) and parse_roster(roster.to_dict()) == roster
+    assert "seed" not in load_roster(write(tmp_path, GOOD)).to_dict()  # TOML has no null: no seed, no key
 
 
 def test_points_shorter_than_a_table_are_padded_with_zeros(tmp_path):
@@ -102,6 +125,7 @@ def test_a_missing_file_is_a_roster_error(tmp_path):
         (('bot = ["parsimonia"', 'bot = ["", "parsimonia"'), ":15: entrant #2 (greedy-1).bot: must be a command"),
         (('name = "Ada"\n', ''), ":9: entrant #1.name: missing"),
         (('name = "Autumn league"', 'nmae = "x"'), ":1: nmae: unknown field"),
+        (('rounds = 2', 'rounds = 2\nhuman_grace_s = -1'), ":4: human_grace_s: must be 0..86400, not -1"),
     ],
 )
 def test_a_mistake_is_reported_with_its_line_and_field(tmp_path, change, expected):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from server.tournament.roster import Entrant, Roster
@@ -16,8 +18,8 @@ ROSTER = Roster(
 )
 
 
-def result(dollars: list[int], winners: list[int]) -> dict:
-    return {"dollars": dollars, "winners": winners, "reason": "clock", "turns": 9}
+def result(scores: list[int], winners: list[int]) -> dict:
+    return {"scores": scores, "winners": winners, "reason": "clock", "turns": 9}
 
 
 @pytest.fixture
@@ -26,7 +28,7 @@ def path(tmp_path):
 
 
 def play_round_one(store: Store) -> None:
-    store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+    store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
     store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"])
     store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
     store.record_result("t1", result([900, 500, 500, 100], [0]))
@@ -35,10 +37,71 @@ def play_round_one(store: Store) -> None:
 def test_a_new_store_holds_the_roster_seed_and_entrants_in_roster_order(path):
     with Store(path) as store:
         snap = store.begin(ROSTER, seed=42)
-    assert snap.roster == ROSTER and snap.seed == 42 and snap.state == "running"
+    assert snap.roster == ROSTER and snap.seed == 42 and snap.seeded and snap.state == "running"
     assert [(e.id, e.name, e.kind) for e in snap.entrants][:2] == [(1, "Ada", "human"), (2, "bot-1", "bot")]
     assert snap.entrants[1].bot == ("parsimonia", "bot", "greedy", "{token}")
     assert (snap.current_round, snap.between_rounds, snap.rounds_left) == (0, True, 2)
+
+
+def test_without_a_seed_the_tournament_gets_a_random_one_and_random_table_seeds(tmp_path):
+    snaps = []
+    for run in ("a", "b"):
+        with Store(tmp_path / run / "t.sqlite") as store:
+            snaps.append(store.begin(ROSTER, seed=None))
+    assert not any(s.seeded for s in snaps) and snaps[0].seed != snaps[1].seed
+    assert snaps[0].table_seeds(1, 2) != snaps[0].table_seeds(1, 2)  # drawn anew, not derived
+
+
+def test_with_a_seed_the_table_seeds_are_reproducible(tmp_path):
+    seeds = []
+    for run in ("a", "b"):
+        with Store(tmp_path / run / "t.sqlite") as store:
+            seeds.append(store.begin(ROSTER, seed=7).table_seeds(1, 2))
+    assert seeds[0] == seeds[1] and len(set(seeds[0])) == 2
+
+
+def test_the_seeds_of_a_round_are_stored_with_it_and_kept_on_resuming(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=None)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [11, 2**63 - 1])
+        with pytest.raises(StoreError, match="2 tables, 1 seeds"):
+            store.start_round(2, [[1, 2, 3, 4], [5, 6, 7, 8]], [1])
+    with Store(path) as store:
+        snap = store.begin(ROSTER, seed=None)
+    assert [t.seed for t in snap.unfinished_tables()] == [11, 2**63 - 1]
+
+
+def test_a_file_written_before_table_seeds_opens_with_its_seed_kept_as_the_organisers(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=5)
+    old = sqlite3.connect(path)  # as the first files were: without the two columns
+    old.executescript("ALTER TABLE tournament DROP COLUMN seeded; ALTER TABLE game_table DROP COLUMN seed;")
+    old.close()
+    with Store(path) as store:
+        snap = store.begin(ROSTER, seed=None)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], snap.table_seeds(1, 2))
+        tables = store.load().rounds[0].tables
+    assert (snap.seed, snap.seeded) == (5, True)
+    assert [t.seed for t in tables] == snap.table_seeds(1, 2)
+
+
+def test_a_held_table_and_the_humans_seen_at_it_read_back_until_its_clocks_start(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[2, 1, 3, 4], [5, 6, 7, 8]], [101, 102])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"], held=True)
+        store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
+    with Store(path) as store:
+        first, second = store.load().rounds[0].tables
+        assert (first.held, first.seen, first.no_show(1), first.no_show(0)) == (
+            True, (None, False, None, None), True, None)  # Ada (a human) sits in seat 1; the bots are not noted
+        assert (second.held, second.seen) == (False, (None,) * 4)
+        store.seat_seen("t1", 1)
+        store.seat_seen("t1", 0)  # a bot's seat: nothing to note
+        store.clocks_started("t1")
+    with Store(path) as store:
+        first = store.load().rounds[0].tables[0]
+    assert (first.held, first.seen, first.no_show(1)) == (False, (None, True, None, None), False)
 
 
 def test_tables_seats_tokens_and_results_read_back_after_reopening(path):
@@ -54,7 +117,7 @@ def test_tables_seats_tokens_and_results_read_back_after_reopening(path):
     assert first.tokens == ("k1", "k2", "k3", "k4")
     assert first.result == result([900, 500, 500, 100], [0])
     assert (second.state, second.result, second.game_result()) == ("running", None, None)
-    assert first.game_result().dollars == (900, 500, 500, 100) and first.game_result().winners == (0,)
+    assert first.game_result().scores == (900, 500, 500, 100) and first.game_result().winners == (0,)
 
 
 def test_recording_a_result_twice_counts_it_once(path):
@@ -64,8 +127,22 @@ def test_recording_a_result_twice_counts_it_once(path):
         assert store.record_result("t1", result([0, 0, 0, 999], [3])) is False
         snap = store.load()
     ada = next(s for s in snap.standings() if s.name == "Ada")
-    assert (ada.points, ada.dollars, ada.games) == (6, 900, 1)
-    assert snap.rounds[0].tables[0].result["dollars"] == [900, 500, 500, 100]
+    assert (ada.points, ada.score, ada.games) == (6, 900, 1)
+    assert snap.rounds[0].tables[0].result["scores"] == [900, 500, 500, 100]
+
+
+def test_a_result_without_dollars_is_ranked_by_its_scores_and_an_old_one_by_its_dollars(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"])
+        store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
+        assert store.record_result("t1", {"scores": [1, 4, 2, 3], "winners": [1], "reason": "market_closed"})
+        assert store.record_result("t2", {"dollars": [10, 40, 30, 20], "winners": [1], "reason": "clock"})
+        snap = store.load()
+    assert [t.game_result().scores for t in snap.rounds[0].tables] == [(1, 4, 2, 3), (10, 40, 30, 20)]
+    by_name = {s.name: (s.points, s.score) for s in snap.standings()}
+    assert by_name["bot-1"] == (6, 4) and by_name["Ada"] == (0, 1) and by_name["bot-5"] == (6, 40)
 
 
 def test_a_restarted_director_sees_the_round_in_play_and_its_running_tables(path):
@@ -84,11 +161,12 @@ def test_a_round_finishes_with_its_last_result_and_the_next_may_begin(path):
         store.begin(ROSTER, seed=1)
         play_round_one(store)
         with pytest.raises(StoreError):
-            store.start_round(2, [[1, 5, 2, 6], [3, 7, 4, 8]])  # round 1 still running
+            store.start_round(2, [[1, 5, 2, 6], [3, 7, 4, 8]], [201, 202])  # round 1 still running
         store.record_result("t2", result([1, 2, 3, 4], [3]))
         snap = store.load()
         assert snap.between_rounds and snap.rounds[0].finished and snap.unfinished_tables() == []
-        store.start_round(2, snap.next_tables())
+        tables = snap.next_tables()
+        store.start_round(2, tables, snap.table_seeds(2, len(tables)))
         snap = store.load()
     assert snap.current_round == 2 and not snap.between_rounds
     assert [t.state for t in snap.unfinished_tables()] == ["pending", "pending"]
@@ -98,7 +176,7 @@ def test_a_round_finishes_with_its_last_result_and_the_next_may_begin(path):
 def test_pending_tables_of_a_round_survive_a_crash_before_they_exist_on_the_server(path):
     with Store(path) as store:
         store.begin(ROSTER, seed=1)
-        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
     with Store(path) as store:
         snap = store.load()
     assert [(t.position, t.state, t.server_table, t.tokens) for t in snap.unfinished_tables()] == [
@@ -139,8 +217,8 @@ def test_changes_that_do_not_fit_the_state_are_refused(path):
     with Store(path) as store:
         store.begin(ROSTER, seed=1)
         with pytest.raises(StoreError):
-            store.start_round(2, [[1, 2, 3, 4], [5, 6, 7, 8]])  # round 1 first
-        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]])
+            store.start_round(2, [[1, 2, 3, 4], [5, 6, 7, 8]], [201, 202])  # round 1 first
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
         with pytest.raises(StoreError):
             store.table_started(1, 1, "t1", ["only one token"])
         store.table_started(1, 1, "t1", ["a", "b", "c", "d"])

@@ -1,0 +1,55 @@
+"""What the organiser's terminal shows: the standings table, and the running tables with every seat's
+presence and each human's token (kept on screen, since a redraw clears what was printed before)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .presence import SeatWatch
+from .store import Snapshot, TableRecord
+
+
+def render_standings(doc: dict[str, Any]) -> str:
+    lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
+             f" of {doc['rounds_planned']}",
+             f"{'#':>3} {'name':<24} {'points':>7} {'score':>8} {'games':>5}"]
+    for e in doc["entrants"]:
+        dropped = " (dropped)" if e.get("dropped") else ""
+        lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['score']:>8} {e['games']:>5}{dropped}")
+    return "\n".join(lines)
+
+
+def render_tables(snap: Snapshot, watch: SeatWatch | None, now: float) -> str:
+    """Every running table of the round, a line per seat: who, here or away (? without the admin token),
+    and a human's token. Empty between rounds."""
+    lines = []
+    for table in snap.unfinished_tables():
+        if table.server_table is None:
+            continue
+        sid = table.server_table
+        wait = "" if watch is None or sid not in watch.waiting else \
+            f"  (clocks held for its players: at most {math.ceil(max(0.0, watch.waiting[sid] - now))} s more)"
+        lines.append(f"table {sid} (round {table.round}, table {table.position}){wait}")
+        for seat in range(len(table.seats)):
+            lines.append("  " + _seat(snap, table, seat, watch))
+    return "\n".join(lines)
+
+
+def seat_line(snap: Snapshot, table: TableRecord, seat: int, watch: SeatWatch | None) -> str:
+    """``Ada: table t3, seat 1, token ... (connected)``: what the organiser reads out to a player."""
+    entrant = snap.entrant(table.seats[seat])
+    return f"{entrant.name}: table {table.server_table}, seat {seat}, token {table.tokens[seat]}" \
+           f" ({_presence(table, seat, watch)})"
+
+
+def _seat(snap: Snapshot, table: TableRecord, seat: int, watch: SeatWatch | None) -> str:
+    entrant = snap.entrant(table.seats[seat])
+    token = f"  token {table.tokens[seat]}" if entrant.kind == "human" else ""
+    return f"seat {seat}  {entrant.name[:24]:<24} {entrant.kind:<5} {_presence(table, seat, watch):<13}{token}".rstrip()
+
+
+def _presence(table: TableRecord, seat: int, watch: SeatWatch | None) -> str:
+    if watch is None:
+        return "presence unknown"
+    return "connected" if (table.server_table, seat) in watch.connected else "not connected"

@@ -1,0 +1,56 @@
+"""Bot processes: a crash is told to the organiser with how the bot exited and the last lines it wrote."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+
+import pytest
+
+from server import logs
+from server.tournament.bots import exit_status, last_lines, run_bot_process
+
+
+@pytest.fixture(autouse=True)
+def _quiet_logs() -> None:
+    logs.configure(level=logging.CRITICAL)
+
+
+CRASH = [sys.executable, "-c", "import sys\nfor i in range(8): print('line', i)\nprint('Traceback: boom')\nsys.exit(2)"]
+
+
+async def test_a_crashing_bot_is_reported_with_its_status_and_last_lines_then_given_up(tmp_path):
+    log = tmp_path / "bot.log"
+    log.write_text("an earlier game's output\n")
+    told: list[str] = []
+    await run_bot_process("b1", CRASH, {}, str(log), told.append, max_restarts=1)
+    assert len(told) == 2
+    assert told[0].startswith("bot b1 exited with status 2; restarting it. Last lines of ")
+    assert told[0].splitlines()[1:] == ["    line 4", "    line 5", "    line 6", "    line 7", "    Traceback: boom"]
+    assert "giving up after 1 restarts" in told[1]
+    assert log.read_text().startswith("an earlier game's output\n")  # the log keeps everything
+
+
+async def test_a_bot_that_cannot_start_is_reported_once(tmp_path):
+    told: list[str] = []
+    await run_bot_process("b2", [str(tmp_path / "no-such-bot")], {}, str(tmp_path / "b2.log"), told.append)
+    assert len(told) == 1 and told[0].startswith("bot b2 could not be started:") and "no-such-bot" in told[0]
+
+
+async def test_a_bot_that_exits_cleanly_is_not_reported(tmp_path):
+    told: list[str] = []
+    await run_bot_process("b3", [sys.executable, "-c", "print('ok')"], {}, str(tmp_path / "b3.log"), told.append)
+    assert told == []
+
+
+def test_only_what_the_last_run_wrote_is_shown(tmp_path):
+    log = tmp_path / "bot.log"
+    log.write_text("old\n" * 3 + "\nnew 1\n\nnew 2\n")
+    assert last_lines(str(log), start=len("old\n" * 3)) == ["new 1", "new 2"]
+    assert last_lines(str(log), start=log.stat().st_size) == []
+
+
+def test_exit_statuses_read_as_words():
+    assert exit_status(2) == "exited with status 2"
+    assert exit_status(-signal.SIGKILL) == "was killed by SIGKILL"
