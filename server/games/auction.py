@@ -2,14 +2,15 @@
 
 It knows bids, the current highest bid, quiet time and the two ways an auction can be closed:
 ``seller_picks`` (the seller chooses any bidder, or no sale; quiet time gives it to the highest bidder)
-and ``highest_wins`` (only quiet time closes it; the highest bidder wins). What the lot is, who may bid
-for it and what a sale moves are the game's business: the machine only checks the bid itself.
+and ``highest_wins`` (only quiet time closes it; the highest bidder wins). Anyone but the seller may bid
+(in a house auction, whose seller is None, the seat that opened it may bid too). What the lot is, who else
+may bid for it and what a sale moves are the game's business: the machine only checks the bid itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from server.games.base import IllegalAction
 
@@ -28,7 +29,8 @@ class OpenAuction:
     rule: str
     opened_at: int
     last_bid_at: int = -1
-    bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid
+    bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid still standing
+    had_bids: bool = False  # whether anyone ever bid (a withdrawn bid counts)
 
     def __post_init__(self) -> None:
         if self.last_bid_at < 0:
@@ -51,30 +53,24 @@ class OpenAuction:
         return max(self.start_price, high[1] if high else 0) + 1
 
     def check_bid(self, seat: int, amount: int) -> None:
-        if seat == self.seller or seat == self.starter:
-            raise IllegalAction("own_auction", "you cannot bid in an auction you started")
+        if seat == self.seller:
+            raise IllegalAction("own_auction", "you cannot bid in your own auction")
         if amount < self.min_bid():
             raise IllegalAction("bid_too_low", f"a bid must be at least {self.min_bid()}")
 
     def bid(self, seat: int, amount: int, now_ms: int) -> None:
         self.check_bid(seat, amount)
         self.bids[seat] = amount
+        self.had_bids = True
         self.last_bid_at = now_ms
 
     def withdraw(self, seat: int) -> None:
-        """Remove every bid of ``seat`` (a player who left); the next highest bid stands."""
+        """Remove the bid of ``seat`` (a player who left, a bid that lapsed); the next highest bid stands."""
         self.bids.pop(seat, None)
 
     def shift(self, delta_ms: int) -> None:
         self.opened_at += delta_ms
         self.last_bid_at += delta_ms
-
-    def default_winner(self, eligible: Callable[[int], bool]) -> tuple[int, int] | None:
-        """Who wins at quiet time: the highest bidder that ``eligible`` still accepts."""
-        for bidder, amount in sorted(self.bids.items(), key=lambda kv: -kv[1]):
-            if eligible(bidder):
-                return bidder, amount
-        return None
 
     def to_view(self) -> dict[str, Any]:
         high = self.high()

@@ -17,10 +17,10 @@ T = TypeVar("T")
 
 class Rng:
     def __init__(self, seed: int, counter: int = 0) -> None:
-        if seed < 0:
-            raise ValueError("a seed is a non-negative integer")
+        if not 0 <= seed < 1 << 512:
+            raise ValueError("a seed is a non-negative integer of at most 512 bits (a BLAKE2b key)")
         self.seed = seed
-        self._key = seed.to_bytes(max(8, (seed.bit_length() + 7) // 8), "little")[:64]
+        self._key = seed.to_bytes(max(8, (seed.bit_length() + 7) // 8), "little")
         self.counter = counter
 
     @property

@@ -7,8 +7,9 @@ import hashlib
 import pytest
 
 from protocol.schema import SchemaError
+from protocol.schema import Int, Record
 from server.games import new_game
-from server.games.base import Event, canonical_digest, parse_command
+from server.games.base import Event, Game, IllegalAction, Option, Outcome, canonical_digest, parse_command
 from server.games.parsimonia import Parsimonia
 from server.games.parsimonia.commands import COMMANDS
 
@@ -35,6 +36,7 @@ def test_every_catalogued_command_parses_with_in_range_fields():
         "close": {"auction": 0, "winner": 63},
         "give": {"to": 0, "amount": 1_000_000_000},
         "vote_end": {"agree": False},
+        "place_bought": {"card": 70, "resource": 3},
         "quit": {},
         "ready": {},
         "auction": {"card": 0, "start_price": 0},
@@ -159,6 +161,155 @@ def test_event_audience():
 
 def test_event_wire_form_puts_type_and_time_first():
     assert Event("bid", 12, {"amount": 3, "seat": 1}).to_wire() == {"type": "bid", "at": 12, "amount": 3, "seat": 1}
+
+
+def test_event_wire_for_gives_outsiders_the_redacted_form_or_nothing():
+    dealt = Event("dealt", 7, {"seat": 1, "card": 42}, frozenset({1}), {"seat": 1})
+    assert dealt.wire_for(1) == {"type": "dealt", "at": 7, "seat": 1, "card": 42}
+    assert dealt.wire_for(0) == dealt.wire_for(None) == {"type": "dealt", "at": 7, "seat": 1}
+    secret = Event("peek", 7, {"card": 42}, frozenset({1}))
+    assert secret.wire_for(0) == {} and secret.wire_for(1) == {"type": "peek", "at": 7, "card": 42}
+    public = Event("bid", 7, {"amount": 3})
+    assert public.wire_for(None) == public.wire_for(5) == public.to_wire()
+
+
+# ---------------------------------------------------------------- a toy game: the contract itself
+
+
+class Countdown(Game):
+    """Seats press a counter; ``limit_ms`` after the start the game ends; whoever pressed most wins."""
+
+    NAME = "countdown"
+    TITLE = "Countdown"
+    MIN_SEATS = 2
+    MAX_SEATS = 3
+    COMMANDS = {"press": Record({"times": Int(1, 5)})}
+    OPTIONS = {
+        "limit_ms": Option(Int(1, 10**9), 60_000, "how long the game lasts", duration=True),
+        "target": Option(Int(1, 100), 10, "presses that end the game early"),
+        "step": Option(Int(1, 100), 1, "presses a press counts for"),
+    }
+
+    def __init__(self, players: int, seed: int, options: dict, start_ms: int) -> None:
+        super().__init__(players, seed, start_ms)
+        self.options = options
+        self.presses = [0] * players
+        self.settled = 0
+        self.shifted = 0
+        self.end: str | None = None
+        self.timers.set("limit", start_ms + options["limit_ms"])
+
+    @classmethod
+    def _check_option_values(cls, options):
+        if options["step"] > options["target"]:
+            raise ValueError("a step larger than the target")
+
+    @classmethod
+    def from_options(cls, players, seed, options, start_ms):
+        return cls(players, seed, options, start_ms)
+
+    def _check_seat(self, seat):
+        if self.end is not None:
+            raise IllegalAction("game_over", "over")
+
+    def _press(self, seat, times):
+        self.presses[seat] += times * self.options["step"]
+        self._emit("pressed", seat=seat, times=times)
+
+    def _limit(self, key):
+        self.end = "clock"
+
+    def _settle(self):
+        self.settled += 1
+        if self.end is None and max(self.presses) >= self.options["target"]:
+            self.end = "target"
+
+    def _shifted(self, delta_ms):
+        self.shifted += delta_ms
+
+    HANDLERS = {"press": _press}
+    DEADLINES = {"limit": _limit}
+
+    def public_view(self):
+        return {"presses": list(self.presses)}
+
+    def legal_actions(self, seat):
+        return [] if self.over else [{"type": "press", "times": {"min": 1, "max": 5}}]
+
+    def outcome(self):
+        if self.end is None:
+            return None
+        best = max(self.presses)
+        return Outcome(self.end, tuple(s for s in range(self.n) if self.presses[s] == best), tuple(self.presses))
+
+    def _standing(self):
+        return Outcome(None, (), tuple(self.presses))
+
+    def snapshot(self):
+        return {"presses": self.presses, "end": self.end, "timers": self.timers.snapshot()}
+
+
+def test_check_options_fills_in_defaults_and_scales_only_durations():
+    assert Countdown.check_options() == {"limit_ms": 60_000, "target": 10, "step": 1}
+    assert Countdown.check_options({"target": 20}, time_scale=60) == {"limit_ms": 1_000, "target": 20, "step": 1}
+    assert Countdown.check_options({"limit_ms": 3}, time_scale=1000)["limit_ms"] == 1  # never 0 ms
+
+
+@pytest.mark.parametrize("options, scale, message", [
+    ({"colour": "red"}, 1, "no option 'colour'"),
+    ({"target": 0}, 1, "options.target"),
+    ({"target": "ten"}, 1, "options.target"),
+    ({"step": 11}, 1, "larger than the target"),
+    ([("target", 3)], 1, "a map"),
+    ({}, 0, "time_scale"),
+    ({}, float("nan"), "time_scale"),
+])
+def test_check_options_refuses_unknown_or_bad_values(options, scale, message):
+    with pytest.raises(ValueError, match=message):
+        Countdown.check_options(options, scale)
+    with pytest.raises(ValueError):
+        Countdown.create(2, 1, options, scale)
+
+
+def test_create_builds_from_checked_options_and_checks_the_seat_count():
+    g = Countdown.create(3, 9, {"target": 4}, time_scale=2, start_ms=100)
+    assert g.options == {"limit_ms": 30_000, "target": 4, "step": 1} and g.now == 100
+    assert g.next_deadline() == 30_100
+    with pytest.raises(ValueError, match="2 to 3"):
+        Countdown.create(4, 9)
+
+
+def test_handlers_dispatch_and_settle_runs_after_every_command_and_deadline():
+    g = Countdown.create(2, 1, {"target": 4, "limit_ms": 1000})
+    [event] = g.apply(0, {"type": "press", "times": 2}, 10)
+    assert event.to_wire() == {"type": "pressed", "at": 10, "seat": 0, "times": 2}
+    assert g.settled == 1 and g.presses == [2, 0] and not g.over
+    g.apply(1, {"type": "press", "times": 5}, 20)
+    assert g.over and g.outcome() == Outcome("target", (1,), (2, 5))
+    with pytest.raises(IllegalAction):
+        g.apply(0, {"type": "press", "times": 1}, 30)
+    g2 = Countdown.create(2, 1, {"limit_ms": 1000})
+    assert g2.advance(1000) == [] and g2.settled == 1 and g2.outcome().reason == "clock"
+    assert g2.next_deadline() is None
+
+
+def test_shift_moves_deadlines_and_the_games_own_times():
+    g = Countdown.create(2, 1, {"limit_ms": 1000}, start_ms=50)
+    g.shift(500)
+    assert g.next_deadline() == 1550 and g.now == 550 and g.shifted == 500
+    with pytest.raises(ValueError):
+        g.shift(-1)
+
+
+def test_outcome_result_and_view():
+    g = Countdown.create(2, 77)
+    assert g.outcome() is None and not g.over
+    assert g.standing() == Outcome(None, (), (0, 0))
+    assert g.result() == {"game": "countdown", "seed": 77, "players": 2, "over": False, "reason": None,
+                          "winners": [], "scores": [0, 0]}
+    assert g.view(1) == {"presses": [0, 0], "seat": 1}
+    done = Outcome("clock", (0, 2), (5, 1, 5), {"dollars": [5, 1, 5]})
+    assert done.to_wire() == {"reason": "clock", "winners": [0, 2], "scores": [5, 1, 5], "dollars": [5, 1, 5]}
 
 
 # ---------------------------------------------------------------- time rules of apply/advance

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 import pytest
 
+from server.games.parsimonia import Parsimonia
 from server.games.rng import Rng
 
 MASK = (1 << 64) - 1
+FIRST_OUTPUT_OF_SEED_0 = 0x1F84C16A5CF9FF9A
 
 
-def test_seed_zero_gives_the_reference_splitmix64_outputs():
-    # The published splitmix64 sequence for seed 0: pins the algorithm so replays never silently change.
+def test_output_is_keyed_blake2b_of_the_counter():
+    # Pins the algorithm (output i = BLAKE2b-64 keyed with the seed, of i): replays never silently change.
     r = Rng(0)
-    assert [r.next64() for _ in range(3)] == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+    key = bytes(8)
+    expected = [
+        int.from_bytes(hashlib.blake2b(i.to_bytes(8, "little"), key=key, digest_size=8).digest(), "little")
+        for i in range(3)
+    ]
+    assert [r.next64() for _ in range(3)] == expected
+    assert expected[0] == FIRST_OUTPUT_OF_SEED_0
 
 
 def test_same_seed_gives_the_same_sequence_and_different_seeds_differ():
@@ -22,20 +31,24 @@ def test_same_seed_gives_the_same_sequence_and_different_seeds_differ():
     seq_a = [a.next64() for _ in range(20)]
     assert seq_a == [b.next64() for _ in range(20)]
     assert seq_a != [c.next64() for _ in range(20)]
+    assert Rng(5).next64() != Rng(5 + (1 << 64)).next64()  # a longer seed is a longer key, not an alias
 
 
-def test_whole_state_is_one_integer_that_resumes_the_sequence():
+def test_state_is_seed_and_counter_and_resumes_the_sequence():
     r = Rng(7)
     for _ in range(5):
         r.next64()
-    resumed = Rng(r.state)
+    assert r.state == [7, 5]
+    resumed = Rng(*r.state)
     assert [r.next64() for _ in range(10)] == [resumed.next64() for _ in range(10)]
 
 
-def test_seed_is_reduced_to_64_bits():
-    assert Rng(-1).state == MASK
-    assert Rng(1 << 64).state == 0
-    assert Rng((1 << 64) + 5).next64() == Rng(5).next64()
+def test_a_seed_is_a_non_negative_integer_that_fits_the_key():
+    with pytest.raises(ValueError):
+        Rng(-1)
+    with pytest.raises(ValueError):
+        Rng(1 << 512)  # BLAKE2b keys are at most 64 bytes
+    Rng((1 << 512) - 1).next64()
 
 
 def test_outputs_stay_within_64_bits():
@@ -131,3 +144,80 @@ def test_shuffle_puts_every_item_everywhere_about_equally():
         first[tuple(items)] += 1
     assert len(first) == 6
     assert all(800 < k < 1200 for k in first.values())
+
+
+# ---------------------------------------------------------------- the deal does not give the deck away
+
+
+class SplitMix64(Rng):
+    """The generator the engine used before: splitmix64, whose whole state is one 64-bit integer."""
+
+    GAMMA = 0x9E3779B97F4A7C15
+
+    def __init__(self, seed: int) -> None:
+        self.x = seed & MASK
+
+    def next64(self) -> int:
+        self.x = (self.x + self.GAMMA) & MASK
+        return _mix(self.x)
+
+
+def _mix(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def _unshift(y: int, k: int) -> int:
+    """Invert ``y = x ^ (x >> k)``."""
+    x = y
+    for _ in range(64 // k + 1):
+        x = y ^ (x >> k)
+    return x
+
+
+def _unmix(z: int) -> int:
+    z = _unshift(z, 31)
+    z = _unshift((z * pow(0x94D049BB133111EB, -1, 1 << 64)) & MASK, 27)
+    return _unshift((z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & MASK, 30)
+
+
+def _deal(monkeypatch, generator: type, seed: int) -> tuple[Parsimonia, list[int]]:
+    """A 2-seat table dealt by ``generator``; returns it and the raw outputs its deal drew."""
+    drawn: list[int] = []
+
+    class Recorded(generator):  # type: ignore[misc, valid-type]
+        def next64(self) -> int:
+            value = super().next64()
+            drawn.append(value)
+            return value
+
+    monkeypatch.setattr("server.games.parsimonia.state.Rng", Recorded)
+    return Parsimonia(2, seed), drawn
+
+
+def _predicted_deck(first_output: int, g: Parsimonia) -> list[int]:
+    """The attack: take the deal's first raw draw as a splitmix64 output, invert it to the state, and run the
+    rest of the deal (the resource shuffle's remaining draws, then the tourists shuffle) from there."""
+    rng = SplitMix64(0)
+    rng.x = _unmix(first_output)
+    resources = sorted(c for h in g.hands for c in h)
+    deck = sorted(g.deck)
+    # the resource shuffle drew first (below(n) for n = len, len-1, ... 2); its first draw is the one we hold
+    for i in range(len(resources) - 2, 0, -1):
+        rng.below(i + 1)
+    rng.shuffle(deck)
+    return deck
+
+
+def test_splitmix64_one_output_reveals_its_state_and_so_the_deck(monkeypatch):
+    g, drawn = _deal(monkeypatch, SplitMix64, 20240601)
+    assert _unmix(_mix(12345)) == 12345
+    assert _predicted_deck(drawn[0], g) == g.deck  # the hidden order, computed from one output
+
+
+def test_the_same_attack_fails_against_the_keyed_hash_generator(monkeypatch):
+    g, drawn = _deal(monkeypatch, Rng, 20240601)
+    assert _predicted_deck(drawn[0], g) != g.deck
+    # and no output tells the next one: the outputs are those of a keyed hash, unrelated to each other
+    assert all(_mix((_unmix(a) + SplitMix64.GAMMA) & MASK) != b for a, b in zip(drawn, drawn[1:]))

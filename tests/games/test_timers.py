@@ -99,3 +99,46 @@ def test_snapshot_is_equal_for_equal_histories():
         return t.snapshot()
 
     assert build() == build()
+
+
+def test_many_deadlines_come_out_in_time_then_setting_order():
+    t = Timers()
+    expected = []
+    for i in range(300):
+        at = (i * 7919) % 50  # many ties
+        t.set(("k", i), at)
+        expected.append((at, i))
+    popped = []
+    while (due := t.pop_next_due(10**9)) is not None:
+        popped.append(due)
+    assert popped == [(at, ("k", i)) for at, i in sorted(expected)]
+
+
+def test_replacing_a_key_many_times_keeps_one_live_deadline():
+    t = Timers()
+    for at in range(1000, 0, -1):  # enough replacements to make the heap rebuild itself
+        t.set("turn", at)
+    t.set("game", 5)
+    assert len(t) == 2 and t.get("turn") == 1
+    assert t.pop_next_due(10**9) == (1, "turn")
+    assert t.pop_next_due(10**9) == (5, "game")
+    assert t.pop_next_due(10**9) is None
+
+
+def test_a_cancelled_key_set_again_is_live_again():
+    t = Timers()
+    t.set("a", 10)
+    t.cancel("a")
+    t.set("a", 20)
+    assert t.next() == (20, "a")
+    assert t.pop_next_due(15) is None and t.pop_next_due(20) == (20, "a")
+
+
+def test_shift_after_cancel_and_replace_keeps_only_live_deadlines():
+    t = Timers()
+    t.set("a", 10)
+    t.set("b", 20)
+    t.set("a", 30)
+    t.cancel("b")
+    t.shift(5)
+    assert t.snapshot() == [["'a'", 35]]

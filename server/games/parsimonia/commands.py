@@ -12,6 +12,7 @@ COMMANDS: dict[str, Record] = {
     "close": Record({"auction": _ID, "winner": Nullable(_SEAT)}),
     "give": Record({"to": _SEAT, "amount": Int(1, 1_000_000_000)}),
     "vote_end": Record({"agree": Bool()}),
+    "place_bought": Record({"card": _ID, "resource": _ID}),  # the buyer of a tourists card, while it is owed
     "quit": Record({}),
     # the opening
     "ready": Record({}),

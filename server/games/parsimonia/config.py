@@ -1,13 +1,20 @@
-"""Time controls and money of a Parsimonia table: the seed's values by default, all configurable."""
+"""The options of a Parsimonia table (time controls, money, the deck) and the ``Config`` built from them.
+
+The defaults are the seed's values (the quiet time and the deck are the project's). Every duration is in
+integer ms and shrinks with the table's time scale; ``deck`` is a deck file's document (``deck.DECK_FILE``),
+None for the project's deck.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from protocol.schema import Int, Record, SchemaError
+from protocol.schema import Int, Nullable
 
-from .deck import Deck
+from server.games.base import Option
+
+from .deck import DECK_FILE, Deck
 
 MINUTE = 60_000
 
@@ -15,42 +22,45 @@ MINUTE = 60_000
 DEFAULT_BANK = 20 * (1 + 2 + 5 + 10 + 20 + 50 + 100 + 200)
 
 _DURATION = Int(1, 7 * 24 * 60 * MINUTE)
-OPTIONS = Record(
-    {},
-    {
-        "opening_ms": _DURATION,
-        "turn_ms": _DURATION,
-        "game_ms": _DURATION,
-        "quiet_ms": _DURATION,
-        "start_dollars": Int(0, 1_000_000_000),
-        "bank": Int(0, 1_000_000_000),
-    },
-)
-_TIMES = ("opening_ms", "turn_ms", "game_ms", "quiet_ms")
+_MONEY = Int(0, 1_000_000_000)
+
+OPTIONS: dict[str, Option] = {
+    "opening_ms": Option(_DURATION, 15 * MINUTE, "how long the opening auctions may last", duration=True),
+    "turn_ms": Option(_DURATION, 5 * MINUTE, "how long a turn lasts", duration=True),
+    "game_ms": Option(_DURATION, 120 * MINUTE, "the game clock, from the table's start", duration=True),
+    "quiet_ms": Option(_DURATION, 30_000, "an auction with no new bid for this long closes itself; "
+                       "also the time a buyer has to choose where a bought tourists card goes", duration=True),
+    "start_dollars": Option(_MONEY, 1000, "each player's starting dollars, taken from the bank"),
+    "bank": Option(_MONEY, DEFAULT_BANK, "the Company's whole supply of dollars"),
+    "deck": Option(Nullable(DECK_FILE), None, "a deck file's document; nil for the project's deck"),
+}
+
+
+def check_option_values(options: dict[str, Any], min_seats: int) -> None:
+    """Checks across options: the bank pays the smallest table's starting dollars; the deck is sound."""
+    if options["start_dollars"] * min_seats > options["bank"]:
+        raise ValueError(f"the bank ({options['bank']}) cannot pay {min_seats} players "
+                         f"{options['start_dollars']} starting dollars each")
+    if options["deck"] is not None:
+        Deck.from_data(options["deck"])
 
 
 @dataclass(frozen=True)
 class Config:
-    opening_ms: int = 15 * MINUTE
-    turn_ms: int = 5 * MINUTE
-    game_ms: int = 120 * MINUTE
-    quiet_ms: int = 30_000
-    start_dollars: int = 1000
-    bank: int = DEFAULT_BANK
+    opening_ms: int = OPTIONS["opening_ms"].default
+    turn_ms: int = OPTIONS["turn_ms"].default
+    game_ms: int = OPTIONS["game_ms"].default
+    quiet_ms: int = OPTIONS["quiet_ms"].default
+    start_dollars: int = OPTIONS["start_dollars"].default
+    bank: int = OPTIONS["bank"].default
     deck: Deck = field(default_factory=Deck.default, compare=False)
 
     @classmethod
-    def from_options(cls, options: Any = None, time_scale: float = 1.0, deck: Deck | None = None) -> "Config":
-        """Build from a wire ``options`` map; ``time_scale`` > 1 shrinks every duration by that factor."""
-        try:
-            checked = OPTIONS.check(options or {}, "options")
-        except SchemaError as exc:
-            raise ValueError(str(exc)) from exc
-        if not 0 < time_scale < float("inf"):
-            raise ValueError("time_scale must be a positive number")
-        cfg = replace(cls(), **checked) if deck is None else replace(cls(deck=deck), **checked)
-        scaled = {k: max(1, round(getattr(cfg, k) / time_scale)) for k in _TIMES}
-        return replace(cfg, **scaled)
+    def from_options(cls, options: dict[str, Any]) -> "Config":
+        """From options already checked (``Parsimonia.check_options``: defaults filled in, durations scaled)."""
+        deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
+        return cls(**{k: v for k, v in options.items() if k != "deck"}, deck=deck)
 
     def to_wire(self) -> dict[str, int]:
+        """The numbers (the deck goes out as the card table, ``static()["cards"]``)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "deck"}

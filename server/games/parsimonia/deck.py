@@ -1,14 +1,15 @@
 """The cards of a Parsimonia game, read from a deck file the organiser can replace.
 
 A deck file is JSON: ``{"resources": [{"type": t, "profit": p}, ...], "tourists": [...]}``. Card ids are
-given in file order: resource cards first (0..R-1), then tourists cards (R..R+T-1).
+given in file order: resource cards first (0..R-1), then tourists cards (R..R+T-1). A table takes the
+document itself as its ``deck`` option (``DECK_FILE`` is its schema), so a table's options say everything.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources as package_files
 from typing import Any
 
@@ -18,7 +19,7 @@ RESOURCE = "resource"
 TOURISTS = "tourists"
 
 _CARD = Record({"type": Int(1, 99), "profit": Int(0, 1_000_000)})
-_DECK = Record(
+DECK_FILE = Record(
     {"resources": List(_CARD, 1000), "tourists": List(_CARD, 1000)},
     {"name": Str(200), "note": Str(2000)},
 )
@@ -42,7 +43,7 @@ class Deck:
     @classmethod
     def from_data(cls, data: Any) -> "Deck":
         try:
-            doc = _DECK.check(data, "deck")
+            doc = DECK_FILE.check(data, "deck")
         except SchemaError as exc:
             raise ValueError(f"bad deck file: {exc}") from exc
         if not doc["resources"] or not doc["tourists"]:
@@ -59,8 +60,8 @@ class Deck:
 
     @classmethod
     def default(cls) -> "Deck":
-        text = package_files.files(__package__).joinpath("default_deck.json").read_text(encoding="utf-8")
-        return cls.from_data(json.loads(text))
+        """The project's deck (``default_deck.json``), read once per process."""
+        return _default_deck()
 
     @cached_property
     def wire(self) -> tuple[list, ...]:
@@ -69,3 +70,9 @@ class Deck:
 
     def ids(self, kind: str) -> list[int]:
         return [c.id for c in self.cards if c.kind == kind]
+
+
+@cache
+def _default_deck() -> Deck:
+    text = package_files.files(__package__).joinpath("default_deck.json").read_text(encoding="utf-8")
+    return Deck.from_data(json.loads(text))

@@ -1,175 +1,62 @@
-"""The Parsimonia rules engine: pure, deterministic, time injected in integer ms.
+"""The Parsimonia rules: what each command and each deadline does, and what follows from the state.
 
-Read ``docs/rules/parsimonia.md`` for every reading of the seed that this code makes. The engine checks
-each command fully before it changes anything, so a refused command leaves the state as it was.
+Read ``docs/rules/parsimonia.md`` for every reading of the seed this code makes. The shape, for the next game
+to copy: a handler checks everything before it changes anything, then makes only the change the command names;
+``HANDLERS`` and ``DEADLINES`` say which method carries out which command and which deadline; and ``_settle``,
+run by the base after every command and every deadline, works out every consequence that follows from the
+state (a lapsed bid, a full set, the opening's end, the next turn, the game's end) in one place.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Hashable
 
-from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction, committed
-from server.games.base import Event, Game, IllegalAction
-from server.games.rng import Rng
-from server.games.timers import Timers
+from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction
+from server.games.base import IllegalAction
 
 from .commands import COMMANDS
-from .config import Config
-from .deck import RESOURCE, TOURISTS
+from .config import OPTIONS, Config, check_option_values
+from .deck import RESOURCE
+from .legal import legal_actions
+from .phases import Phase, Step
+from .state import GAME_CLOCK, OPENING_CLOCK, TURN_CLOCK, ParsimoniaState
 
-OPENING, OPENING_CLOSING, TURNS, OVER = "opening", "opening_closing", "turns", "over"
-# steps of a turn
-DECIDE, DRAWN_AUCTION, PLACE, MAIN = "decide", "drawn_auction", "place", "main"
-GAME, OPENING_T, TURN = "game", "opening", "turn"
+BOUGHT = "bought"  # deadline kind: ("bought", card) is when a buyer's choice of where it goes runs out
+AUCTION = "auction"  # deadline kind: ("auction", id) is the auction's quiet time
 
 
-class Parsimonia(Game):
+class Parsimonia(ParsimoniaState):
     NAME = "parsimonia"
+    TITLE = "Parsimonia"
     MIN_SEATS = 2
     MAX_SEATS = 6
     COMMANDS = COMMANDS
+    OPTIONS = OPTIONS
 
-    def __init__(self, players: int, seed: int, config: Config | None = None, start_ms: int = 0) -> None:
-        super().__init__()
-        cfg = config or Config()
-        if not self.MIN_SEATS <= players <= self.MAX_SEATS:
-            raise ValueError(f"Parsimonia takes {self.MIN_SEATS} to {self.MAX_SEATS} players")
-        if cfg.start_dollars * players > cfg.bank:
-            raise ValueError("the bank cannot pay every player's starting dollars")
-        self.cfg = cfg
-        self.n = players
-        self.seed = seed
-        self.rng = Rng(seed)
-        self.now = start_ms
-        self.cards = {c.id: c for c in cfg.deck.cards}
-        self.dollars = [cfg.start_dollars] * players
-        self.company_dollars = cfg.bank - cfg.start_dollars * players
-        self.active = [True] * players
-        self.hands: list[list[int]] = [[] for _ in range(players)]  # resource cards held, in order received
-        self.on: dict[int, int] = {}  # resource card -> the tourists card on it
-        self.company_cards: list[int] = []
-        self.aside: list[int] = []
-        self.auctions: dict[int, OpenAuction] = {}
-        self.next_auction = 1
-        self.ready: set[int] = set()
-        self.end_votes: set[int] = set()
-        self.phase = OPENING
-        self.turn = 0
-        self.current: int | None = None
-        self.step: str | None = None
-        self.turn_over = False
-        self.drawn: int | None = None  # the drawn tourists card while its fate is undecided
-        self.end_reason: str | None = None
-        self.ended_at: int | None = None
-        self.timers = Timers()
-        self._events: list[Event] = []
-        self._at = start_ms
+    @classmethod
+    def _check_option_values(cls, options: dict[str, Any]) -> None:
+        check_option_values(options, cls.MIN_SEATS)
 
-        resources = cfg.deck.ids(RESOURCE)
-        self.rng.shuffle(resources)
-        for i, card in enumerate(resources):
-            self.hands[i % players].append(card)
-        self.deck = cfg.deck.ids(TOURISTS)  # the top of the deck is the end of the list
-        self.rng.shuffle(self.deck)
-        self.timers.set(GAME, start_ms + cfg.game_ms)
-        self.timers.set(OPENING_T, start_ms + cfg.opening_ms)
+    @classmethod
+    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Parsimonia":
+        return cls(players, seed, Config.from_options(options), start_ms)
 
-    # ------------------------------------------------------------------ plumbing
+    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
+        return legal_actions(self, seat)
 
-    def _emit(self, kind: str, **data: Any) -> None:
-        self._events.append(Event(kind, self._at, data))
+    # ------------------------------------------------------------------ checks
 
-    def _take_events(self) -> list[Event]:
-        events, self._events = self._events, []
-        return events
-
-    def _apply(self, seat: int, command: dict[str, Any], now_ms: int) -> list[Event]:
-        if not 0 <= seat < self.n:
-            raise IllegalAction("no_such_seat", f"seat {seat} is not at this table")
-        if self.phase == OVER:
+    def _check_seat(self, seat: int) -> None:
+        if self.phase == Phase.OVER:
             raise IllegalAction("game_over", "the game has ended")
         if not self.active[seat]:
             raise IllegalAction("not_in_game", "you have left the game")
-        self._at = now_ms
-        handler: Callable[..., None] = getattr(self, "_cmd_" + command["type"])
-        args = {k: v for k, v in command.items() if k != "type"}
-        try:
-            handler(seat, **args)
-        except IllegalAction:
-            if self._events:  # handlers check before they change anything
-                raise AssertionError("a refused command emitted events") from None
-            raise
-        return self._take_events()
 
-    def next_deadline(self) -> int | None:
-        nxt = self.timers.next()
-        return None if nxt is None else nxt[0]
-
-    def advance(self, now_ms: int) -> list[Event]:
-        if now_ms < self.now:
-            raise ValueError(f"time went backwards: {now_ms} < {self.now}")
-        while (due := self.timers.pop_next_due(now_ms)) is not None:
-            self._at, key = due
-            if key == GAME:
-                self._end_game("clock")
-            elif key == OPENING_T:
-                self._end_opening("deadline")
-            elif key == TURN:
-                self._turn_timeout()
-            else:
-                self._close_auction(self.auctions[key[1]], None, "quiet")
-        self.now = now_ms
-        return self._take_events()
-
-    def shift(self, delta_ms: int) -> None:
-        if delta_ms < 0:
-            raise ValueError("clocks only move forward")
-        self.timers.shift(delta_ms)
-        for a in self.auctions.values():
-            a.shift(delta_ms)
-        self.now += delta_ms
-
-    @property
-    def over(self) -> bool:
-        return self.phase == OVER
-
-    # ------------------------------------------------------------------ queries
-
-    def free_resources(self, seat: int, card_type: int | None = None) -> list[int]:
-        return [
-            r for r in self.hands[seat]
-            if r not in self.on and (card_type is None or self.cards[r].type == card_type)
-        ]
-
-    def committed(self, seat: int) -> int:
-        return committed(self.auctions.values(), seat)
-
-    def free_dollars(self, seat: int) -> int:
-        return self.dollars[seat] - self.committed(seat)
-
-    def lot_is_lone_tourist(self, auction: OpenAuction) -> bool:
-        return self.cards[auction.lot[0]].kind == TOURISTS
-
-    def may_take_lot(self, seat: int, auction: OpenAuction) -> bool:
-        """A lone tourists card may go only to a player with a free resource card of its type."""
-        if not self.lot_is_lone_tourist(auction):
-            return True
-        return bool(self.free_resources(seat, self.cards[auction.lot[0]].type))
-
-    def _most_profitable_free(self, seat: int, card_type: int) -> int:
-        """Where a bought tourists card goes: the buyer's free card of its type that pays the most."""
-        return max(self.free_resources(seat, card_type), key=lambda r: (self.cards[r].profit, -r))
-
-    def placement_candidates(self, seat: int, tourist: int) -> list[int]:
-        """Where an unsold drawn card must go: a free card of its type if any, else any free card."""
-        return self.free_resources(seat, self.cards[tourist].type) or self.free_resources(seat)
-
-    def _require_turn(self, seat: int, step: str | tuple[str, ...]) -> None:
-        if self.phase != TURNS or self.current != seat:
+    def _require_turn(self, seat: int, *steps: Step) -> None:
+        if self.phase != Phase.TURNS or self.current != seat:
             raise IllegalAction("not_your_turn", "it is not your turn")
         if self.turn_over:
             raise IllegalAction("turn_over", "your turn time is over")
-        steps = (step,) if isinstance(step, str) else step
         if self.step not in steps:
             raise IllegalAction("wrong_step", f"that is not possible now (turn step: {self.step})")
 
@@ -202,7 +89,7 @@ class Parsimonia(Game):
                 f"your open bids would total {promised}, more than your {self.dollars[seat]} dollars",
             )
         a.bid(seat, amount, self._at)
-        self.timers.set(("auction", a.id), a.closes_at)
+        self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("bid", auction=a.id, seat=seat, amount=amount, closes_at=a.closes_at)
 
     def _cmd_close(self, seat: int, auction: int, winner: int | None) -> None:
@@ -211,13 +98,8 @@ class Parsimonia(Game):
             raise IllegalAction("cannot_pick_winner", "a Company auction closes only by quiet time")
         if a.seller != seat:
             raise IllegalAction("not_seller", "only the seller may close this auction")
-        if winner is not None:
-            if winner not in a.bids:
-                raise IllegalAction("not_a_bidder", f"seat {winner} has not bid in this auction")
-            if not self.may_take_lot(winner, a):
-                raise IllegalAction(
-                    "winner_not_eligible", f"seat {winner} no longer holds a free resource card of that type"
-                )
+        if winner is not None and winner not in a.bids:
+            raise IllegalAction("not_a_bidder", f"seat {winner} has no standing bid in this auction")
         self._close_auction(a, winner, "seller")
 
     def _cmd_give(self, seat: int, to: int, amount: int) -> None:
@@ -241,7 +123,13 @@ class Parsimonia(Game):
         else:
             self.end_votes.discard(seat)
         self._emit("end_vote", seat=seat, agree=agree)
-        self._check_agreement()
+
+    def _cmd_place_bought(self, seat: int, card: int, resource: int) -> None:
+        if self.bought.get(card) != seat:
+            raise IllegalAction("not_bought", f"you have no bought tourists card {card} to place")
+        if resource not in self.free_resources(seat, self.cards[card].type):
+            raise IllegalAction("cannot_place", "place it on one of your free resource cards of its type")
+        self._place_bought(card, resource)
 
     def _cmd_quit(self, seat: int) -> None:
         self.active[seat] = False
@@ -256,47 +144,31 @@ class Parsimonia(Game):
         if self.drawn is not None and self.current == seat:
             cards.append(self.drawn)
             self.drawn = None
+        for card in [c for c, buyer in self.bought.items() if buyer == seat]:
+            del self.bought[card]
+            self.timers.cancel((BOUGHT, card))
+            cards.append(card)
         self.company_cards.extend(cards)
         self.hands[seat] = []
         returned, self.dollars[seat] = self.dollars[seat], 0
         self.company_dollars += returned
         self._emit("player_quit", seat=seat, dollars=returned, cards=cards)
-        if sum(self.active) <= 1:
-            self._end_game("last_player")
-            return
-        if self.phase == OPENING:
-            self._check_all_ready()
-        elif self.phase == TURNS and self.current == seat and not self.turn_over:
-            self._finish_turn("quit")
-        self._check_agreement()
-        self._maybe_next_turn()
 
     # ------------------------------------------------------------------ the opening
 
     def _cmd_ready(self, seat: int) -> None:
-        if self.phase != OPENING:
+        if self.phase != Phase.OPENING:
             raise IllegalAction("not_opening", "the opening is over")
         if seat in self.ready:
             raise IllegalAction("already_ready", "you have already declared ready")
         self.ready.add(seat)
         self._emit("ready", seat=seat)
-        self._check_all_ready()
 
-    def _check_all_ready(self) -> None:
-        if self.phase == OPENING and all(s in self.ready for s in range(self.n) if self.active[s]):
-            self.timers.cancel(OPENING_T)
-            self._end_opening("ready")
-
-    def _end_opening(self, reason: str) -> None:
-        self.phase = OPENING_CLOSING
-        self._emit("opening_ended", reason=reason, open_auctions=sorted(self.auctions))
-        self._maybe_next_turn()
-
-    # ------------------------------------------------------------------ auctions
+    # ------------------------------------------------------------------ starting auctions
 
     def _cmd_auction(self, seat: int, card: int, start_price: int) -> None:
-        if self.phase != OPENING:
-            self._require_turn(seat, MAIN)
+        if self.phase != Phase.OPENING:
+            self._require_turn(seat, Step.MAIN)
         if card not in self.hands[seat]:
             raise IllegalAction("not_your_card", f"you do not hold resource card {card}")
         self._check_start_price(start_price)
@@ -304,57 +176,155 @@ class Parsimonia(Game):
         self._open_auction(seat, seat, card, start_price, SELLER_PICKS)
 
     def _cmd_auction_drawn(self, seat: int, start_price: int) -> None:
-        self._require_turn(seat, DECIDE)
+        self._require_turn(seat, Step.DECIDE)
         self._check_start_price(start_price)
         card, self.drawn = self.drawn, None
         assert card is not None
-        self.step = DRAWN_AUCTION
+        self.step = Step.DRAWN_AUCTION
         self._open_auction(seat, seat, card, start_price, SELLER_PICKS)
 
     def _cmd_company_auction(self, seat: int, card: int, start_price: int) -> None:
-        self._require_turn(seat, MAIN)
+        self._require_turn(seat, Step.MAIN)
         if card not in self.company_cards:
             raise IllegalAction("not_company_card", f"the Company does not hold card {card}")
         self._check_start_price(start_price)
         self.company_cards.remove(card)
         self._open_auction(None, seat, card, start_price, HIGHEST_WINS)
 
+    # ------------------------------------------------------------------ one's own turn
+
+    def _cmd_pair(self, seat: int, resource: int) -> None:
+        self._require_turn(seat, Step.DECIDE)
+        assert self.drawn is not None
+        if resource not in self.free_resources(seat, self.cards[self.drawn].type):
+            raise IllegalAction("cannot_pair", "pair the drawn card with one of your free resource cards of its type")
+        card, self.drawn = self.drawn, None
+        self.step = Step.MAIN
+        self._place(seat, resource, card, paid=True, reason="paired")
+
+    def _cmd_place(self, seat: int, resource: int) -> None:
+        self._require_turn(seat, Step.PLACE)
+        assert self.drawn is not None
+        if resource not in self.placement_candidates(seat, self.drawn):
+            raise IllegalAction("cannot_place", "place it on a free resource card of its type if you have one")
+        card, self.drawn = self.drawn, None
+        self.step = Step.MAIN
+        self._place(seat, resource, card, paid=False, reason="no_sale")
+
+    def _cmd_end_turn(self, seat: int) -> None:
+        self._require_turn(seat, Step.MAIN)
+        self._finish_turn("ended")
+
+    # ------------------------------------------------------------------ deadlines
+
+    def _game_clock(self, key: Hashable) -> None:
+        self._end_game("clock")
+
+    def _opening_clock(self, key: Hashable) -> None:
+        self._end_opening("deadline")
+
+    def _turn_clock(self, key: Hashable) -> None:
+        self._finish_turn("timeout")
+
+    def _quiet_time(self, key: tuple[str, int]) -> None:
+        self._close_auction(self.auctions[key[1]], None, "quiet")
+
+    def _choice_time(self, key: tuple[str, int]) -> None:
+        card = key[1]
+        self._place_bought(card, self.best_free(self.bought[card], self.cards[card].type))
+
+    # ------------------------------------------------------------------ what follows from the state
+
+    def _settle(self) -> None:
+        """Everything that follows from the state, in one place, after every command and every deadline."""
+        if self.phase == Phase.OVER:
+            return
+        if sum(self.active) <= 1:
+            self._end_game("last_player")
+            return
+        if self.phase == Phase.TURNS and not self.turn_over and not self.active[self.current]:
+            self._finish_turn("quit")
+        if all(s in self.end_votes for s in range(self.n) if self.active[s]):
+            self._end_game("agreement")
+            return
+        self._place_bought_without_choice()
+        self._clear_full_sets()
+        self._lapse_ineligible_bids()
+        if self.phase == Phase.OPENING and all(s in self.ready for s in range(self.n) if self.active[s]):
+            self.timers.cancel(OPENING_CLOCK)
+            self._end_opening("ready")
+        if self.phase == Phase.OPENING_CLOSING and not self.auctions:
+            self.phase = Phase.TURNS
+            self._start_turn(self._next_active(-1))
+        elif self.phase == Phase.TURNS and self.turn_over and not self.auctions:
+            assert self.current is not None
+            self._start_turn(self._next_active(self.current))
+
+    def _place_bought_without_choice(self) -> None:
+        """A bought card whose buyer has no choice left (no more free cards of its type than bought cards
+        of that type to place) goes on the most profitable one at once."""
+        for card, buyer in list(self.bought.items()):
+            if self.room_for(buyer, self.cards[card].type) <= 0:
+                self._place_bought(card, self.best_free(buyer, self.cards[card].type))
+
+    def _clear_full_sets(self) -> None:
+        """A full set: every resource card a player holds carries a tourists card, none is up for auction."""
+        selling = self.selling_resources()
+        for seat in range(self.n):
+            held = self.hands[seat]
+            if held and seat not in selling and all(r in self.on for r in held):
+                cleared = [self.on.pop(r) for r in held]
+                self.aside.extend(cleared)
+                self._emit("tourists_cleared", seat=seat, cards=cleared)
+
+    def _lapse_ineligible_bids(self) -> None:
+        """A bid for a lone tourists card lapses once its bidder has no room left for the card."""
+        for a in self.auctions.values():
+            card_type = self.lone_tourists_type(a)
+            if card_type is None:
+                continue
+            for bidder in [b for b in a.bids if self.room_for(b, card_type) <= 0]:
+                amount = a.bids[bidder]
+                a.withdraw(bidder)
+                self._emit("bid_lapsed", auction=a.id, seat=bidder, amount=amount, min_bid=a.min_bid())
+
+    # ------------------------------------------------------------------ auctions
+
     def _open_auction(self, seller: int | None, starter: int, card: int, start_price: int, rule: str) -> None:
         a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at)
         self.next_auction += 1
         self.auctions[a.id] = a
-        self.timers.set(("auction", a.id), a.closes_at)
+        self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("auction_opened", auction=self.auction_view(a))
 
     def _close_auction(self, a: OpenAuction, winner: int | None, reason: str) -> None:
-        """Settle ``a``. ``winner`` is the seller's pick; by quiet time (reason "quiet") the rule decides."""
+        """Settle ``a``. ``winner`` is the seller's pick; by quiet time (reason "quiet") the rule decides:
+        every standing bid is eligible, so the highest wins; in a Company auction nobody ever bid in, the
+        starter takes the card for nothing if they may take it."""
         if reason == "quiet":
-            best = a.default_winner(lambda s: self.may_take_lot(s, a))
-            winner = best[0] if best else None
-            if winner is None and a.rule == HIGHEST_WINS and self.may_take_lot(a.starter, a):
-                winner = a.starter  # nobody else bid: the starter takes the card for nothing
+            high = a.high()
+            winner = high[0] if high else None
+            if winner is None and a.rule == HIGHEST_WINS and not a.had_bids and self.may_take_lot(a.starter, a):
+                winner = a.starter
         price = a.bids.get(winner, 0) if winner is not None else 0
         self._remove_auction(a)
         card = a.lot[0]
+        if a.seller is not None and self.lone_tourists_type(a) is not None:
+            self.step = Step.MAIN  # the current turn's drawn card: the turn goes on, sold or not
         if winner is None:
             self._emit("auction_closed", auction=a.id, outcome="no_sale", winner=None, price=0, reason=reason)
             self._unsold(a, card)
+            return
+        self.dollars[winner] -= price
+        if a.seller is None:
+            self.company_dollars += price
         else:
-            self.dollars[winner] -= price
-            if a.seller is None:
-                self.company_dollars += price
-            else:
-                self.dollars[a.seller] += price
-            self._emit("auction_closed", auction=a.id, outcome="sold", winner=winner, price=price, reason=reason)
-            if self.cards[card].kind == TOURISTS:
-                self._place(winner, self._most_profitable_free(winner, self.cards[card].type), card, paid=True,
-                            reason="bought")
-                if a.seller is not None:  # the current turn's drawn card: the turn goes on
-                    self.step = MAIN
-            else:
-                self.hands[winner].append(card)
-        self._clear_full_sets()
-        self._maybe_next_turn()
+            self.dollars[a.seller] += price
+        self._emit("auction_closed", auction=a.id, outcome="sold", winner=winner, price=price, reason=reason)
+        if self.cards[card].kind == RESOURCE:
+            self.hands[winner].append(card)
+        else:
+            self._deliver_bought(winner, card)
 
     def _unsold(self, a: OpenAuction, card: int) -> None:
         if a.seller is None:
@@ -369,17 +339,13 @@ class Parsimonia(Game):
         if not cands:
             self.aside.append(card)
             self._emit("card_aside", seat=seat, card=card)
-            self.step = MAIN
+            self.step = Step.MAIN
         elif len(cands) == 1 or self.turn_over:
-            self._place(seat, self._default_placement(seat, card), card, paid=False, reason="no_sale")
-            self.step = MAIN
+            self._place(seat, self.least_profitable_candidate(seat, card), card, paid=False, reason="no_sale")
+            self.step = Step.MAIN
         else:
             self.drawn = card
-            self.step = PLACE
-
-    def _default_placement(self, seat: int, card: int) -> int:
-        """The least profitable candidate: it keeps the better free cards for future pairings."""
-        return min(self.placement_candidates(seat, card), key=lambda r: (self.cards[r].profit, r))
+            self.step = Step.PLACE
 
     def _cancel_auction(self, a: OpenAuction, reason: str) -> None:
         """Nothing changes hands; the lot goes back to where it came from (a leaver's to the Company)."""
@@ -395,18 +361,42 @@ class Parsimonia(Game):
 
     def _remove_auction(self, a: OpenAuction) -> None:
         del self.auctions[a.id]
-        self.timers.cancel(("auction", a.id))
+        self.timers.cancel((AUCTION, a.id))
 
-    # ------------------------------------------------------------------ turns
+    # ------------------------------------------------------------------ placing tourists cards
 
-    def _maybe_next_turn(self) -> None:
-        """Start the next turn once the previous one (or the opening) is over and its auctions closed."""
-        if self.phase == OPENING_CLOSING and not self.auctions:
-            self.phase = TURNS
-            self._start_turn(self._next_active(-1))
-        elif self.phase == TURNS and self.turn_over and not self.auctions:
-            assert self.current is not None
-            self._start_turn(self._next_active(self.current))
+    def _deliver_bought(self, buyer: int, card: int) -> None:
+        """A tourists card won at auction: placed at once if its buyer has one place for it, else the buyer
+        owes a choice (``place_bought``) by a deadline, after which it goes on the default place."""
+        if self.room_for(buyer, self.cards[card].type) <= 1:
+            self._place(buyer, self.best_free(buyer, self.cards[card].type), card, paid=True, reason="bought")
+            return
+        self.bought[card] = buyer
+        deadline = self._at + self.cfg.quiet_ms
+        self.timers.set((BOUGHT, card), deadline)
+        self._emit("placement_owed", seat=buyer, card=card, deadline=deadline)
+
+    def _place_bought(self, card: int, resource: int) -> None:
+        buyer = self.bought.pop(card)
+        self.timers.cancel((BOUGHT, card))
+        self._place(buyer, resource, card, paid=True, reason="bought")
+
+    def _place(self, seat: int, resource: int, tourist: int, paid: bool, reason: str) -> None:
+        self.on[resource] = tourist
+        profit = self.cards[resource].profit + self.cards[tourist].profit if paid else 0
+        payment = min(profit, self.company_dollars)
+        self.company_dollars -= payment
+        self.dollars[seat] += payment
+        self._emit(
+            "card_placed", seat=seat, resource=resource, tourist=tourist, reason=reason,
+            profit=profit, paid=payment,
+        )
+
+    # ------------------------------------------------------------------ the opening, turns, the end
+
+    def _end_opening(self, reason: str) -> None:
+        self.phase = Phase.OPENING_CLOSING
+        self._emit("opening_ended", reason=reason, open_auctions=sorted(self.auctions))
 
     def _next_active(self, after: int) -> int:
         for i in range(1, self.n + 1):
@@ -420,7 +410,7 @@ class Parsimonia(Game):
         self.current = seat
         self.turn_over = False
         deadline = self._at + self.cfg.turn_ms
-        self.timers.set(TURN, deadline)
+        self.timers.set(TURN_CLOCK, deadline)
         self._emit("turn_started", seat=seat, turn=self.turn, deadline=deadline)
         if not self.deck and self.aside:
             self.deck, self.aside = self.aside, []
@@ -428,183 +418,61 @@ class Parsimonia(Game):
             self._emit("deck_reshuffled", count=len(self.deck))
         if self.deck:
             self.drawn = self.deck.pop()
-            self.step = DECIDE
+            self.step = Step.DECIDE
             self._emit("card_drawn", seat=seat, card=self.drawn)
         else:
-            self.step = MAIN
+            self.step = Step.MAIN
             self._emit("no_card_drawn", seat=seat)
-
-    def _cmd_pair(self, seat: int, resource: int) -> None:
-        self._require_turn(seat, DECIDE)
-        assert self.drawn is not None
-        if resource not in self.free_resources(seat, self.cards[self.drawn].type):
-            raise IllegalAction("cannot_pair", "pair the drawn card with one of your free resource cards of its type")
-        card, self.drawn = self.drawn, None
-        self.step = MAIN
-        self._place(seat, resource, card, paid=True, reason="paired")
-
-    def _cmd_place(self, seat: int, resource: int) -> None:
-        self._require_turn(seat, PLACE)
-        assert self.drawn is not None
-        if resource not in self.placement_candidates(seat, self.drawn):
-            raise IllegalAction("cannot_place", "place it on a free resource card of its type if you have one")
-        card, self.drawn = self.drawn, None
-        self.step = MAIN
-        self._place(seat, resource, card, paid=False, reason="no_sale")
-
-    def _cmd_end_turn(self, seat: int) -> None:
-        self._require_turn(seat, MAIN)
-        self.timers.cancel(TURN)
-        self._finish_turn("ended")
-        self._maybe_next_turn()
-
-    def _turn_timeout(self) -> None:
-        self._finish_turn("timeout")
-        self._maybe_next_turn()
 
     def _finish_turn(self, reason: str) -> None:
         """The current player can do nothing more; a card still undecided is placed by default."""
         seat = self.current
         assert seat is not None
         self.turn_over = True
-        self.timers.cancel(TURN)
-        if self.drawn is not None and self.step in (DECIDE, PLACE) and self.active[seat]:
+        self.timers.cancel(TURN_CLOCK)
+        if self.drawn is not None and self.step in (Step.DECIDE, Step.PLACE) and self.active[seat]:
             card, self.drawn = self.drawn, None
             self._forced_placement(seat, card)  # an undecided card counts as unsold
         self._emit("turn_ended", seat=seat, turn=self.turn, reason=reason)
 
-    def _place(self, seat: int, resource: int, tourist: int, paid: bool, reason: str) -> None:
-        self.on[resource] = tourist
-        profit = self.cards[resource].profit + self.cards[tourist].profit if paid else 0
-        payment = min(profit, self.company_dollars)
-        self.company_dollars -= payment
-        self.dollars[seat] += payment
-        self._emit(
-            "card_placed", seat=seat, resource=resource, tourist=tourist, reason=reason,
-            profit=profit, paid=payment,
-        )
-        self._clear_full_sets()
-
-    def _clear_full_sets(self) -> None:
-        """A full set: every resource card a player holds carries a tourists card, none is up for auction."""
-        selling = {a.seller for a in self.auctions.values() if self.cards[a.lot[0]].kind == RESOURCE}
-        for seat in range(self.n):
-            held = self.hands[seat]
-            if held and seat not in selling and all(r in self.on for r in held):
-                cleared = [self.on.pop(r) for r in held]
-                self.aside.extend(cleared)
-                self._emit("tourists_cleared", seat=seat, cards=cleared)
-
-    # ------------------------------------------------------------------ the end
-
-    def _check_agreement(self) -> None:
-        if self.phase != OVER and all(s in self.end_votes for s in range(self.n) if self.active[s]):
-            self._end_game("agreement")
-
     def _end_game(self, reason: str) -> None:
+        """Bought cards go where their buyers would put them by default; open auctions are cancelled."""
+        for card, buyer in list(self.bought.items()):
+            self._place_bought(card, self.best_free(buyer, self.cards[card].type))
         for a in list(self.auctions.values()):
             self._cancel_auction(a, "game_over")
         if self.drawn is not None:
             self.aside.append(self.drawn)
             self.drawn = None
-        self.phase = OVER
+        self.phase = Phase.OVER
         self.step = None
         self.end_reason = reason
         self.ended_at = self._at
-        for key in [GAME, OPENING_T, TURN]:
+        for key in (GAME_CLOCK, OPENING_CLOCK, TURN_CLOCK):
             self.timers.cancel(key)
-        result = self.result()
-        self._emit("game_ended", reason=reason, dollars=result["dollars"], winners=result["winners"])
+        self._emit("game_ended", reason=reason, dollars=list(self.dollars), winners=list(self._winners()))
 
-    def winners(self) -> list[int]:
-        best = max(self.dollars[s] for s in range(self.n) if self.active[s])
-        return [s for s in range(self.n) if self.active[s] and self.dollars[s] == best]
+    # ------------------------------------------------------------------ dispatch
 
-    def result(self) -> dict[str, Any]:
-        return {
-            "game": self.NAME,
-            "seed": self.seed,
-            "players": self.n,
-            "over": self.over,
-            "reason": self.end_reason,
-            "winners": self.winners(),
-            "dollars": list(self.dollars),
-            "company_dollars": self.company_dollars,
-            "turns": self.turn,
-        }
-
-    # ------------------------------------------------------------------ what a seat may see and do
-
-    def auction_view(self, a: OpenAuction) -> dict[str, Any]:
-        return {**a.to_view(), "lot_kind": self.cards[a.lot[0]].kind}
-
-    def view(self, seat: int | None) -> dict[str, Any]:
-        """Everything is public except the order of the tourists deck and of the aside pile."""
-        return {
-            "game": self.NAME,
-            "seat": seat,
-            "now": self.now,
-            "phase": self.phase,
-            "turn": self.turn,
-            "current": self.current,
-            "step": self.step,
-            "turn_over": self.turn_over,
-            "deadlines": {
-                "game": self.timers.get(GAME),
-                "opening": self.timers.get(OPENING_T),
-                "turn": self.timers.get(TURN),
-            },
-            "config": self.cfg.to_wire(),
-            "cards": self.cfg.deck.wire,
-            "players": [
-                {
-                    "seat": s,
-                    "active": self.active[s],
-                    "dollars": self.dollars[s],
-                    "committed": self.committed(s),
-                    "ready": s in self.ready,
-                    "end_vote": s in self.end_votes,
-                    "resources": [[r, self.on.get(r)] for r in self.hands[s]],
-                }
-                for s in range(self.n)
-            ],
-            "drawn": self.drawn,
-            "company": {"dollars": self.company_dollars, "cards": [[c, self.on.get(c)] for c in self.company_cards]},
-            "deck_count": len(self.deck),
-            "aside_count": len(self.aside),
-            "auctions": [self.auction_view(a) for a in self.auctions.values()],
-            "result": self.result() if self.over else None,
-        }
-
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "seed": self.seed,
-            "rng": self.rng.state,
-            "now": self.now,
-            "deck": list(self.deck),
-            "aside": list(self.aside),
-            "on": sorted(self.on.items()),
-            "hands": [list(h) for h in self.hands],
-            "timers": self.timers.snapshot(),
-            "auctions": [a.to_view() for a in self.auctions.values()],
-            "next_auction": self.next_auction,
-            "ready": sorted(self.ready),
-            "end_votes": sorted(self.end_votes),
-            "active": list(self.active),
-            "dollars": list(self.dollars),
-            "company_dollars": self.company_dollars,
-            "company_cards": list(self.company_cards),
-            "phase": self.phase,
-            "turn": self.turn,
-            "current": self.current,
-            "step": self.step,
-            "turn_over": self.turn_over,
-            "drawn": self.drawn,
-            "end_reason": self.end_reason,
-            "ended_at": self.ended_at,
-        }
-
-    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
-        from .legal import legal_actions
-
-        return legal_actions(self, seat)
+    HANDLERS = {
+        "bid": _cmd_bid,
+        "close": _cmd_close,
+        "give": _cmd_give,
+        "vote_end": _cmd_vote_end,
+        "place_bought": _cmd_place_bought,
+        "quit": _cmd_quit,
+        "ready": _cmd_ready,
+        "auction": _cmd_auction,
+        "auction_drawn": _cmd_auction_drawn,
+        "company_auction": _cmd_company_auction,
+        "pair": _cmd_pair,
+        "place": _cmd_place,
+        "end_turn": _cmd_end_turn,
+    }
+    DEADLINES = {
+        GAME_CLOCK: _game_clock,
+        OPENING_CLOCK: _opening_clock,
+        TURN_CLOCK: _turn_clock,
+        AUCTION: _quiet_time,
+        BOUGHT: _choice_time,
+    }

@@ -6,27 +6,25 @@ engine to that.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from server.games.auction import SELLER_PICKS
 
-from .engine import DECIDE, MAIN, OPENING, PLACE, TURNS
-
-if TYPE_CHECKING:
-    from .engine import Parsimonia
+from .phases import Phase, Step
+from .state import ParsimoniaState
 
 
 def _range(lo: int, hi: int) -> dict[str, int]:
     return {"min": lo, "max": hi}
 
 
-def legal_actions(g: "Parsimonia", seat: int) -> list[dict[str, Any]]:
-    if g.over or not 0 <= seat < g.n or not g.active[seat]:
+def legal_actions(g: ParsimoniaState, seat: int) -> list[dict[str, Any]]:
+    if g.phase == Phase.OVER or not 0 <= seat < g.n or not g.active[seat]:
         return []
     out: list[dict[str, Any]] = []
     free = g.free_dollars(seat)
     for a in g.auctions.values():
-        if seat in (a.seller, a.starter) or not g.may_take_lot(seat, a):
+        if seat == a.seller or not g.may_take_lot(seat, a):
             continue
         top = free + a.bids.get(seat, 0)
         if a.min_bid() <= top:
@@ -34,7 +32,13 @@ def legal_actions(g: "Parsimonia", seat: int) -> list[dict[str, Any]]:
     for a in g.auctions.values():
         if a.rule == SELLER_PICKS and a.seller == seat:
             out.append({"type": "close", "auction": a.id, "winner": None})
-            out += [{"type": "close", "auction": a.id, "winner": b} for b in sorted(a.bids) if g.may_take_lot(b, a)]
+            out += [{"type": "close", "auction": a.id, "winner": b} for b in sorted(a.bids)]
+    for card, buyer in g.bought.items():
+        if buyer == seat:
+            out += [
+                {"type": "place_bought", "card": card, "resource": r}
+                for r in g.free_resources(seat, g.cards[card].type)
+            ]
     if free >= 1:
         out += [
             {"type": "give", "to": s, "amount": _range(1, free)}
@@ -43,19 +47,19 @@ def legal_actions(g: "Parsimonia", seat: int) -> list[dict[str, Any]]:
     out.append({"type": "vote_end", "agree": seat not in g.end_votes})
     out.append({"type": "quit"})
     price = _range(0, g.cfg.bank)
-    if g.phase == OPENING:
+    if g.phase == Phase.OPENING:
         if seat not in g.ready:
             out.append({"type": "ready"})
         out += [{"type": "auction", "card": c, "start_price": price} for c in g.hands[seat]]
-    elif g.phase == TURNS and g.current == seat and not g.turn_over:
-        if g.step == DECIDE:
+    elif g.phase == Phase.TURNS and g.current == seat and not g.turn_over:
+        if g.step == Step.DECIDE:
             assert g.drawn is not None
             out += [{"type": "pair", "resource": r} for r in g.free_resources(seat, g.cards[g.drawn].type)]
             out.append({"type": "auction_drawn", "start_price": price})
-        elif g.step == PLACE:
+        elif g.step == Step.PLACE:
             assert g.drawn is not None
             out += [{"type": "place", "resource": r} for r in g.placement_candidates(seat, g.drawn)]
-        elif g.step == MAIN:
+        elif g.step == Step.MAIN:
             out += [{"type": "auction", "card": c, "start_price": price} for c in g.hands[seat]]
             out += [{"type": "company_auction", "card": c, "start_price": price} for c in g.company_cards]
             out.append({"type": "end_turn"})

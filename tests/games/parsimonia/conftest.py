@@ -40,7 +40,7 @@ def check_invariants(g: Parsimonia) -> None:
     places: list[int] = []
     for hand in g.hands:
         places += hand
-    places += g.company_cards + g.deck + g.aside + list(g.on.values())
+    places += g.company_cards + g.deck + g.aside + list(g.on.values()) + list(g.bought)
     for a in g.auctions.values():
         places += list(a.lot)
     if g.drawn is not None:

@@ -232,32 +232,6 @@ def test_tourists_card_bid_needs_free_resource_card_of_its_type(table: Table) ->
     table.refuse(2, "no_free_resource_of_type", "bid", auction=a, amount=10)  # its type-2 card is covered
 
 
-def test_seller_cannot_pick_bidder_who_lost_free_card_of_type(table: Table) -> None:
-    g = table.g
-    start_turns(table, {0: [R(3, 0)], 1: [R(2, 0), R(4, 0)], 2: [R(2, 1), R(4, 1)]}, draws=(T(2, 2),),
-                rest=None)
-    a = table.auction_drawn(0, 0)
-    table.bid(1, a, 10)
-    table.bid(2, a, 20)
-    # No command of the rules can cover a bidder's card while a drawn card is on sale; set it directly
-    cover(g, R(2, 1), T(2, 9))
-    table.refuse(0, "winner_not_eligible", "close", auction=a, winner=2)
-    table.close(0, a, 1)
-    assert g.on[R(2, 0)] == T(2, 2) and g.dollars[1] == 990 + profit(2, 0) + profit(2, 2)
-
-
-def test_quiet_time_gives_tourists_card_to_highest_bidder_still_eligible(table: Table) -> None:
-    g = table.g
-    start_turns(table, {0: [R(3, 0)], 1: [R(2, 0), R(4, 0)], 2: [R(2, 1), R(4, 1)]}, draws=(T(2, 2),),
-                rest=None)
-    a = table.auction_drawn(0, 0)
-    table.bid(1, a, 10)
-    table.bid(2, a, 20)
-    cover(g, R(2, 1), T(2, 9))  # as above: seat 2 is no longer eligible
-    table.wait(30_000)
-    assert g.on[R(2, 0)] == T(2, 2) and g.dollars[0] == 1010 and g.dollars[2] == 1000
-
-
 # ------------------------------------------------------------------ gifts
 
 

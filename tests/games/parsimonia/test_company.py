@@ -166,10 +166,29 @@ def test_company_auction_free_to_starter_if_nobody_else_bids() -> None:
     assert closed["winner"] == 0 and closed["price"] == 0
 
 
-def test_company_auction_starter_cannot_bid() -> None:
+def test_company_auction_starter_may_bid_and_pays_the_company() -> None:
     t = company_table()
+    g = t.g
+    company = g.company_dollars
     a = t.company_auction(0, R(3, 0), 0)
-    t.refuse(0, "own_auction", "bid", auction=a, amount=5)
+    t.bid(0, a, 5)
+    t.bid(1, a, 6)
+    t.bid(0, a, 7)
+    assert g.committed(0) == 7
+    t.wait(30_000)
+    assert R(3, 0) in g.hands[0] and g.company_dollars == company + 7
+    assert t.last("auction_closed").data["price"] == 7 and g.dollars[1] == 1000
+
+
+def test_company_auction_is_not_free_to_the_starter_once_someone_bid() -> None:
+    t = company_table()
+    g = t.g
+    a = t.company_auction(0, R(3, 0), 0)
+    t.bid(1, a, 5)
+    t.do(1, "quit")  # the only bid is withdrawn
+    assert g.auctions[a].bids == {}
+    t.wait(30_000)
+    assert R(3, 0) in g.company_cards and t.last("auction_closed").data["outcome"] == "no_sale"
 
 
 def test_company_auction_cannot_be_closed_by_starter_or_anyone() -> None:
@@ -259,7 +278,7 @@ def test_company_lone_tourists_card_bid_needs_free_card_of_its_type() -> None:
     t.bid(3, a, 5)
 
 
-def test_company_lone_tourists_card_goes_to_highest_bidder_still_eligible() -> None:
+def test_a_tourists_bid_lapses_when_its_bidder_loses_room_for_the_card() -> None:
     t = _two_lone_tourists_with_company()
     g = t.g
     t.at(1000)
@@ -269,15 +288,39 @@ def test_company_lone_tourists_card_goes_to_highest_bidder_still_eligible() -> N
     t.at(2000)
     t.bid(4, b, 50)
     t.bid(3, b, 100)
+    assert g.committed(3) == 200 and g.auctions[b].min_bid() == 101
     company = g.company_dollars
     t.at(31_000)  # a closes: seat 3 pays 100 and its only free type-2 card is covered, with profit
     assert g.on[R(2, 0)] == T(2, 2)
     assert g.dollars[3] == 1000 - 100 + profit(2, 0) + profit(2, 2)
     assert g.company_dollars == company + 100 - profit(2, 0) - profit(2, 2)
-    t.at(32_000)  # b: seat 3 bid more but can no longer take it: seat 4 wins at its own bid
+    # seat 3 can no longer take T(2,3): its bid lapses, commits nothing and no longer sets the minimum
+    assert t.last("bid_lapsed").data == {"auction": b, "seat": 3, "amount": 100, "min_bid": 51}
+    assert g.auctions[b].bids == {4: 50} and g.committed(3) == 0 and g.auctions[b].min_bid() == 51
+    assert not [x for x in g.legal_actions(3) if x["type"] == "bid"]
+    t.refuse(3, "no_free_resource_of_type", "bid", auction=b, amount=200)
+    t.at(32_000)  # b: seat 4 wins at its own bid
     assert g.on[R(2, 1)] == T(2, 3)
     assert g.dollars[4] == 1000 - 50 + profit(2, 1) + profit(2, 3)
     assert g.dollars[3] == 1000 - 100 + profit(2, 0) + profit(2, 2)
+
+
+def test_a_company_tourists_card_whose_bids_all_lapsed_is_not_free_to_the_starter() -> None:
+    t = _two_lone_tourists_with_company()
+    g = t.g
+    set_hands(g, {2: [R(3, 0), R(3, 1), R(2, 7)]}, rest=None)  # the starter could take a type-2 card
+    t.at(1000)
+    a = t.company_auction(2, T(2, 2), 0)
+    b = t.company_auction(2, T(2, 3), 0)
+    t.bid(3, a, 10)
+    t.at(2000)
+    t.bid(3, b, 10)
+    t.at(31_000)  # a goes to seat 3, whose bid for b lapses
+    assert g.auctions[b].bids == {} and g.on[R(2, 0)] == T(2, 2)
+    t.at(32_000)
+    closed = t.last("auction_closed").data
+    assert closed["auction"] == b and closed["outcome"] == "no_sale"
+    assert T(2, 3) in g.company_cards and R(2, 7) not in g.on
 
 
 def test_company_lone_tourists_card_free_to_eligible_starter_with_profit() -> None:

@@ -15,8 +15,13 @@ from .conftest import MIN, SEED, R, T, Table, make_table, start_turns
 # ------------------------------------------------------------------ time options
 
 
+def config(options: dict | None = None, time_scale: float = 1.0) -> Config:
+    return Config.from_options(Parsimonia.check_options(options, time_scale))
+
+
+
 def test_options_set_every_clock() -> None:
-    cfg = Config.from_options({"opening_ms": 60_000, "turn_ms": 10_000, "game_ms": 3_600_000, "quiet_ms": 5_000})
+    cfg = config({"opening_ms": 60_000, "turn_ms": 10_000, "game_ms": 3_600_000, "quiet_ms": 5_000})
     t = Table(Parsimonia(3, SEED, cfg))
     g = t.g
     assert g.view(0)["deadlines"] == {"game": 3_600_000, "opening": 60_000, "turn": None}
@@ -31,7 +36,7 @@ def test_options_set_every_clock() -> None:
 
 
 def test_time_scale_shrinks_every_duration() -> None:
-    cfg = Config.from_options({}, time_scale=60)
+    cfg = config({}, time_scale=60)
     assert (cfg.opening_ms, cfg.turn_ms, cfg.game_ms, cfg.quiet_ms) == (15_000, 5_000, 120_000, 500)
     t = Table(Parsimonia(2, SEED, cfg))
     g = t.g
@@ -45,34 +50,51 @@ def test_time_scale_shrinks_every_duration() -> None:
 
 
 def test_time_scale_applies_to_given_options_too() -> None:
-    cfg = Config.from_options({"turn_ms": 60_000, "start_dollars": 500}, time_scale=2)
+    cfg = config({"turn_ms": 60_000, "start_dollars": 500}, time_scale=2)
     assert cfg.turn_ms == 30_000 and cfg.opening_ms == 450_000 and cfg.start_dollars == 500
 
 
 def test_time_scale_never_makes_a_duration_zero() -> None:
-    cfg = Config.from_options({"quiet_ms": 10}, time_scale=1000)
+    cfg = config({"quiet_ms": 10}, time_scale=1000)
     assert cfg.quiet_ms == 1
 
 
 def test_no_options_give_the_seeds_clocks() -> None:
-    cfg = Config.from_options(None)
-    assert cfg == Config()
+    cfg = config(None)
+    assert cfg == Config() and cfg.deck is Config().deck
     assert (cfg.opening_ms, cfg.turn_ms, cfg.game_ms, cfg.quiet_ms) == (15 * MIN, 5 * MIN, 120 * MIN, 30_000)
     assert (cfg.start_dollars, cfg.bank) == (1000, 7760)
 
 
 def test_money_options_change_starting_dollars_and_bank() -> None:
-    g = Parsimonia(3, SEED, Config.from_options({"start_dollars": 500, "bank": 2000}))
+    g = Parsimonia(3, SEED, config({"start_dollars": 500, "bank": 2000}))
     assert g.dollars == [500] * 3 and g.company_dollars == 500
 
 
 @pytest.mark.parametrize(
     "options, scale",
-    [({"turn_ms": 0}, 1), ({"nope": 1}, 1), ({"game_ms": "long"}, 1), ({}, 0), ({}, -2), ({}, float("inf"))],
+    [({"turn_ms": 0}, 1), ({"nope": 1}, 1), ({"game_ms": "long"}, 1), ({}, 0), ({}, -2), ({}, float("inf")),
+     ({"start_dollars": 4000, "bank": 7999}, 1), ({"deck": {"resources": [], "tourists": []}}, 1),
+     ({"deck": {"resources": [{"type": 0, "profit": 1}], "tourists": [{"type": 1, "profit": 1}]}}, 1)],
 )
 def test_bad_options_refused(options: dict, scale: float) -> None:
     with pytest.raises(ValueError):
-        Config.from_options(options, time_scale=scale)
+        Parsimonia.create(2, SEED, options, time_scale=scale)
+
+
+def test_a_deck_document_is_an_option() -> None:
+    doc = {"resources": [{"type": 1, "profit": 7}] * 2, "tourists": [{"type": 1, "profit": 3}] * 3}
+    g = Parsimonia.create(2, SEED, {"deck": doc})
+    assert g.static()["cards"] == ([0, "resource", 1, 7], [1, "resource", 1, 7], [2, "tourists", 1, 3],
+                                   [3, "tourists", 1, 3], [4, "tourists", 1, 3])
+    assert sorted(g.hands) == [[0], [1]] and sorted(g.deck) == [2, 3, 4]
+    assert "deck" not in g.static()["config"]
+
+
+def test_a_table_larger_than_the_bank_can_pay_is_refused() -> None:
+    Parsimonia.create(2, SEED, {"start_dollars": 3000})
+    with pytest.raises(ValueError, match="bank"):
+        Parsimonia.create(3, SEED, {"start_dollars": 3000})
 
 
 # ------------------------------------------------------------------ the contract
@@ -162,17 +184,36 @@ def test_same_seed_and_commands_replay_to_same_state() -> None:
     assert a.g.digest() != c.g.digest()
 
 
-def test_view_shows_everything_public_but_not_the_deck_order(table: Table) -> None:
+def test_view_shows_everything_public_but_the_order_of_deck_and_aside(table: Table) -> None:
     g = table.g
     start_turns(table, {0: [R(2, 0), R(3, 0)]}, draws=(T(2, 2),))
     table.do(0, "pair", resource=R(2, 0))
     view = g.view(1)
     json.dumps(view)
-    assert "deck" not in view and "aside" not in view
-    assert view["deck_count"] == 59 and view["aside_count"] == 0
+    assert "deck" not in view
+    assert view["deck_count"] == 59 and view["aside"] == []
     assert view["players"][0]["resources"] == [[R(2, 0), T(2, 2)], [R(3, 0), None]]
     assert [p["dollars"] for p in view["players"]] == g.dollars
     assert g.view(None)["players"] == view["players"]  # hands are public, spectators see them too
+
+
+def test_the_aside_pile_is_public_and_sent_sorted(table: Table) -> None:
+    g = table.g
+    start_turns(table, {0: [R(3, 0)], 1: [R(3, 1)], 2: [R(3, 2)]}, rest=None)
+    g.aside += [T(5, 1), T(1, 2), T(3, 0)]
+    g.deck = [c for c in g.deck if c not in g.aside]
+    assert g.public_view()["aside"] == sorted([T(5, 1), T(1, 2), T(3, 0)])
+    assert g.view(None)["aside"] == g.view(2)["aside"]
+
+
+def test_view_parts_static_public_private() -> None:
+    g = Parsimonia(2, SEED)
+    assert set(g.static()) == {"cards", "config"}
+    public = g.public_view()
+    assert not {"seat", "seats", "paused", "cards", "config"} & set(public)
+    assert g.private_view(0) == {} and g.private_view(1) == {}
+    assert g.view(1) == {**g.static(), **public, "seat": 1}
+    assert g.view(None)["seat"] is None
 
 
 def test_refused_command_changes_nothing_not_even_the_clock(table: Table) -> None:

@@ -64,6 +64,8 @@ def candidates(g: Parsimonia, seat: int) -> list[dict[str, Any]]:
         out.append({"type": "company_auction", "card": card, "start_price": 0})
         out.append({"type": "pair", "resource": card})
         out.append({"type": "place", "resource": card})
+    for card in [*g.bought, min(g.cards)]:
+        out += [{"type": "place_bought", "card": card, "resource": r} for r in g.cards]
     for card in g.hands[seat]:
         out += [{"type": "auction", "card": card, "start_price": p} for p in (bank, bank + 1)]
     for card in g.company_cards:
@@ -138,13 +140,33 @@ def drawn_auction_with_bids() -> Table:
     return t
 
 
-def drawn_auction_with_ineligible_bidder() -> Table:
+def company_tourists_auctions_after_a_lapse() -> Table:
     t = make_table(3)
-    start_turns(t, {0: [R(3, 0)], 1: [R(2, 1), R(4, 0)], 2: [R(2, 5), R(4, 1)]}, draws=(T(2, 2),), rest=None)
-    a = t.auction_drawn(0, 0)
+    g = t.g
+    set_hands(g, {0: [R(3, 0), R(2, 7)], 1: [R(2, 1), R(4, 0)], 2: [R(2, 5), R(4, 1)]}, rest=None)
+    for card in (T(2, 3), T(2, 4)):
+        g.deck.remove(card)
+        g.company_cards.append(card)
+    start_turns(t, draws=(T(3, 2),))
+    t.do(0, "pair", resource=R(3, 0))
+    a = t.company_auction(0, T(2, 3), 0)
     t.bid(1, a, 60)
-    t.bid(2, a, 70)
-    cover(t.g, R(2, 5), T(2, 5))
+    t.wait(1000)
+    b = t.company_auction(0, T(2, 4), 0)
+    t.bid(2, b, 20)
+    t.bid(1, b, 70)
+    t.at(30_000)  # a goes to seat 1, whose bid for b lapses: seat 2's stands again
+    assert g.auctions[b].bids == {2: 20} and g.auctions[b].min_bid() == 21
+    return t
+
+
+def bought_card_owed() -> Table:
+    t = make_table(3)
+    start_turns(t, {0: [R(3, 0)], 1: [R(2, 0), R(2, 3), R(4, 0)]}, draws=(T(2, 1),))
+    a = t.auction_drawn(0, 5)
+    t.bid(1, a, 30)
+    t.close(0, a, 1)
+    assert t.g.bought
     return t
 
 
@@ -202,7 +224,8 @@ STATES: list[Callable[[], Table]] = [
     opening_closing,
     decide_step,
     drawn_auction_with_bids,
-    drawn_auction_with_ineligible_bidder,
+    company_tourists_auctions_after_a_lapse,
+    bought_card_owed,
     place_step,
     main_step_with_company_cards_and_own_auction,
     turn_over_with_auction,

@@ -17,41 +17,43 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from protocol.schema import SchemaError
 from server.games import IllegalAction, new_game
-from server.games.parsimonia import Deck, Parsimonia
+from server.games.parsimonia import Parsimonia
 from server.games.parsimonia.commands import COMMANDS
 from server.games.parsimonia.config import DEFAULT_BANK
-from server.games.parsimonia.engine import DECIDE, OVER, PLACE, TURNS
+from server.games.parsimonia.phases import Phase, Step
 from server.simulate import simulate
 
 RESOURCE, TOURISTS = "resource", "tourists"
 
 # A tiny deck makes full sets, reshuffles, empty decks, empty hands and unpairable types common.
-TINY_DECK = Deck.from_data(
-    {
-        "resources": [{"type": 1, "profit": 10}, {"type": 2, "profit": 20}, {"type": 1, "profit": 15}],
-        "tourists": [
-            {"type": 1, "profit": 10},
-            {"type": 2, "profit": 25},
-            {"type": 3, "profit": 30},
-            {"type": 1, "profit": 5},
-        ],
-    }
-)
-SMALL_DECK = Deck.from_data(
-    {
-        "resources": [{"type": 1 + i % 3, "profit": 5 * i} for i in range(9)],
-        "tourists": [{"type": 1 + i % 3, "profit": 5 * i} for i in range(9)],
-    }
-)
-TABLES = [  # (options, time_scale, deck)
-    ({}, 1.0, None),
-    ({}, 60.0, None),
-    ({"start_dollars": 60}, 1.0, None),
-    ({"start_dollars": 100, "bank": 700, "quiet_ms": 5_000}, 30.0, None),
-    ({"start_dollars": 40, "bank": 300}, 10.0, SMALL_DECK),
-    ({"start_dollars": 30, "bank": 200}, 10.0, TINY_DECK),
-    ({"opening_ms": 3, "turn_ms": 2, "quiet_ms": 1, "game_ms": 60}, 1.0, SMALL_DECK),  # clocks at their minimum
-    ({"turn_ms": 1_000, "quiet_ms": 600_000, "opening_ms": 500}, 1.0, None),  # auctions outlive turns
+TINY_DECK = {
+    "resources": [{"type": 1, "profit": 10}, {"type": 2, "profit": 20}, {"type": 1, "profit": 15}],
+    "tourists": [
+        {"type": 1, "profit": 10},
+        {"type": 2, "profit": 25},
+        {"type": 3, "profit": 30},
+        {"type": 1, "profit": 5},
+    ],
+}
+SMALL_DECK = {
+    "resources": [{"type": 1 + i % 3, "profit": 5 * i} for i in range(9)],
+    "tourists": [{"type": 1 + i % 3, "profit": 5 * i} for i in range(9)],
+}
+# Many cards of one type: buyers often hold several free cards of a bought card's type (a choice is owed).
+ONE_TYPE_DECK = {
+    "resources": [{"type": 1, "profit": 5 * i} for i in range(8)],
+    "tourists": [{"type": 1, "profit": 3 * i} for i in range(10)],
+}
+TABLES = [  # (options, time_scale)
+    ({}, 1.0),
+    ({}, 60.0),
+    ({"start_dollars": 60}, 1.0),
+    ({"start_dollars": 100, "bank": 700, "quiet_ms": 5_000}, 30.0),
+    ({"start_dollars": 40, "bank": 300, "deck": SMALL_DECK}, 10.0),
+    ({"start_dollars": 30, "bank": 200, "deck": TINY_DECK}, 10.0),
+    ({"start_dollars": 50, "bank": 400, "deck": ONE_TYPE_DECK}, 10.0),
+    ({"opening_ms": 3, "turn_ms": 2, "quiet_ms": 1, "game_ms": 60, "deck": SMALL_DECK}, 1.0),  # minimum clocks
+    ({"turn_ms": 1_000, "quiet_ms": 600_000, "opening_ms": 500}, 1.0),  # auctions outlive turns
 ]
 
 
@@ -62,7 +64,7 @@ def card_places(g: Parsimonia) -> Counter:
     places: list[int] = []
     for hand in g.hands:
         places += hand
-    places += list(g.on.values()) + g.deck + g.aside + g.company_cards
+    places += list(g.on.values()) + g.deck + g.aside + g.company_cards + list(g.bought)
     for a in g.auctions.values():
         places += list(a.lot)
     if g.drawn is not None:
@@ -102,19 +104,29 @@ def check_invariants(g: Parsimonia) -> None:
 
     # auctions and clocks
     for a in g.auctions.values():
-        assert a.seller not in a.bids and a.starter not in a.bids
+        assert a.seller not in a.bids
         assert all(amount > a.start_price for amount in a.bids.values())
         assert g.timers.get(("auction", a.id)) == a.closes_at
+        card_type = g.lone_tourists_type(a)
+        if card_type is not None:
+            assert all(g.room_for(b, card_type) >= 1 for b in a.bids), "a bid without room for its card stands"
+
+    # bought cards still owed: their buyer is in the game and has a real choice, until a deadline
+    for card, buyer in g.bought.items():
+        assert kind[card] == TOURISTS and g.active[buyer]
+        assert g.room_for(buyer, g.cards[card].type) >= 1
+        assert g.timers.get(("bought", card)) is not None
     deadline = g.next_deadline()
     if g.over:
-        assert g.phase == OVER and deadline is None and not g.auctions and g.drawn is None
+        assert g.phase == Phase.OVER and deadline is None and not g.auctions and g.drawn is None and not g.bought
         assert all(g.legal_actions(s) == [] for s in range(g.n))
     else:
         assert sum(g.active) >= 2
         assert deadline is not None and deadline > g.now, "a due deadline was not fired"
         assert g.timers.get("game") is not None
     if g.drawn is not None:
-        assert g.phase == TURNS and g.step in (DECIDE, PLACE) and not g.turn_over and g.active[g.current]
+        assert g.phase == Phase.TURNS and g.step in (Step.DECIDE, Step.PLACE) and not g.turn_over
+        assert g.active[g.current]
 
 
 def clone(g: Parsimonia) -> Parsimonia:
@@ -222,12 +234,12 @@ class ParsimoniaMachine(RuleBasedStateMachine):
         start_ms=st.sampled_from([0, 1_700_000_000_000]),
     )
     def start(self, players: int, seed: int, table: tuple, start_ms: int) -> None:
-        options, time_scale, deck = table
-        self.args = (players, seed, options, time_scale, deck)
-        self.game = new_game("parsimonia", players, seed, options, time_scale, start_ms=start_ms, deck=deck)
+        options, time_scale = table
+        self.args = (players, seed, options, time_scale)
+        self.game = new_game("parsimonia", players, seed, options, time_scale, start_ms=start_ms)
         self.start_ms = start_ms
         self.log: list[list[Any]] = []
-        if not options and deck is None:
+        if not options:
             assert self.game.cfg.bank == DEFAULT_BANK == 7_760
 
     # -- helpers
@@ -364,8 +376,8 @@ class ParsimoniaMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         # the log replays to the very same state
         if hasattr(self, "game"):
-            players, seed, options, time_scale, deck = self.args
-            g = new_game("parsimonia", players, seed, options, time_scale, start_ms=self.start_ms, deck=deck)
+            players, seed, options, time_scale = self.args
+            g = new_game("parsimonia", players, seed, options, time_scale, start_ms=self.start_ms)
             for entry in self.log:
                 g.advance(entry[1])
                 if entry[0] == "cmd":
@@ -388,7 +400,7 @@ TestParsimoniaMachine.settings = settings(
 def check_log_replays_with_laws(sim, templates_every: int) -> None:
     """Replay a simulation's log entry by entry, checking the laws after each (and templates now and then)."""
     g0 = sim.game
-    g = new_game("parsimonia", g0.n, g0.seed, g0.cfg.to_wire(), 1.0, deck=g0.cfg.deck)
+    g = new_game("parsimonia", g0.n, g0.seed, g0.cfg.to_wire(), 1.0)  # the simulations play the default deck
     check_invariants(g)
     for i, entry in enumerate(sim.log):
         g.advance(entry[1])
@@ -438,8 +450,8 @@ def test_full_length_games_end_by_the_game_clock(players, seed, kind):
 @settings(max_examples=25, deadline=None)
 @given(players=st.integers(2, 6), seed=st.integers(0, 2**64 - 1), table=st.sampled_from(TABLES))
 def test_a_new_table_deals_every_card_and_the_starting_money(players, seed, table):
-    options, time_scale, deck = table
-    g = new_game("parsimonia", players, seed, options, time_scale, deck=deck)
+    options, time_scale = table
+    g = new_game("parsimonia", players, seed, options, time_scale)
     check_invariants(g)
     resources = [c for c in g.cards if g.cards[c].kind == RESOURCE]
     sizes = [len(h) for h in g.hands]

@@ -139,22 +139,6 @@ def test_only_current_player_may_start_auctions(table: Table) -> None:
 # ------------------------------------------------------------------ auctioning the drawn card
 
 
-def test_sold_drawn_card_goes_on_buyers_most_profitable_free_card_of_its_type(table: Table) -> None:
-    g = table.g
-    cover(g, R(2, 2), T(2, 6))
-    start_turns(table, {0: [R(3, 0)], 1: [R(2, 0), R(2, 3), R(2, 1), R(2, 2)]}, draws=(T(2, 1),))
-    a = table.auction_drawn(0, 5)
-    assert g.step == "drawn_auction" and g.drawn is None
-    table.bid(1, a, 30)
-    company = g.company_dollars
-    table.close(0, a, 1)
-    gain = profit(2, 3) + profit(2, 1)  # R(2,3) pays 35: the best free type-2 card (R(2,2) is covered)
-    assert g.on[R(2, 3)] == T(2, 1)
-    assert g.dollars[1] == 1000 - 30 + gain and g.dollars[0] == 1000 + 30
-    assert g.company_dollars == company - gain
-    assert g.step == "main"
-
-
 def test_unsold_drawn_card_with_one_candidate_placed_without_profit(table: Table) -> None:
     g = table.g
     start_turns(table, {0: [R(2, 0), R(3, 0)]}, draws=(T(2, 2),))
