@@ -150,6 +150,8 @@ class BotSession:
             seat.last_seq = msg["seq"]
             if self._in_flight is not None:
                 return  # this view predates our last command; the one after its answer is current
+            if not msg["legal"]:
+                return  # nothing may be sent now (the table waits for players, is paused, or is over)
             view = player_view(self.static, msg["view"], msg.get("private"), msg["seat"])
             command = self.player.act(view, msg["legal"])
             if command is not None:

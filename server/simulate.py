@@ -13,7 +13,7 @@ from typing import Any
 
 from clients.players import make_player
 from protocol.errors import ProtocolError
-from server.games import DEFAULT_GAME
+from server.games import DEFAULT_GAME, Game
 from server.match import Match
 
 THINK_MS = {"random": (200, 3000), "greedy": (300, 1500)}
@@ -28,8 +28,18 @@ class Simulation:
     log: list[list[Any]] = field(default_factory=list)  # ["cmd", ms, seat, command] / ["tick", ms]
 
     @property
-    def game(self):  # the engine, for tests and tools that look inside
+    def game(self) -> Game:
+        """The engine, for tests and tools that look inside."""
+        assert self.match.engine is not None
         return self.match.engine
+
+    @property
+    def actions(self) -> int:
+        return self.match.actions
+
+    @property
+    def rejected(self) -> int:
+        return self.match.rejected
 
 
 def player_kinds(players: int, kind: str) -> list[str]:

@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 
-from clients.players import PLAYERS, GreedyPlayer, fill, make_player
+from clients.players import PLAYERS, GreedyPlayer, fill, kinds_for, make_player
 from clients.players.base import is_range, with_value
 from clients.players.random_player import RandomPlayer
 from server.games import new_game
-from server.games.parsimonia.engine import DECIDE, MAIN, PLACE
+from server.games.parsimonia.phases import Step
+
+DECIDE, MAIN, PLACE = Step.DECIDE, Step.MAIN, Step.PLACE
 from server.simulate import simulate
 
 
@@ -162,8 +164,12 @@ def test_random_player_uses_every_kind_of_command_on_offer():
     assert {RandomPlayer(s).act(g.view(0), legal)["type"] for s in range(100)} == on_offer
 
 
-def test_make_player_knows_both_kinds():
+def test_make_player_knows_both_kinds_for_parsimonia_and_random_for_any_game():
     assert set(PLAYERS) == {"random", "greedy"}
+    assert kinds_for("parsimonia") == ["random", "greedy"] and kinds_for("some-new-game") == ["random"]
+    assert isinstance(make_player("random", 1, "some-new-game"), RandomPlayer)
+    with pytest.raises(KeyError, match="no 'greedy' player for some-new-game"):
+        make_player("greedy", 1, "some-new-game")
     assert isinstance(make_player("random", 1), RandomPlayer)
     assert isinstance(make_player("greedy", 1), GreedyPlayer)
     with pytest.raises(KeyError):

@@ -40,7 +40,7 @@ async def test_run_bot_creates_a_table_when_none_waits_and_the_next_bot_joins_it
             nursery.start_soon(lambda: _collect(results, run_bot(url(server), make_player("greedy", 2), name="next")))
     assert list(server.lobby.tables) == [first.seat.table]  # one table: the second bot joined the first's
     table = server.lobby.tables[first.seat.table]
-    assert table.seat_count == 2 and table.seed == 6 and table.state == "over"
+    assert table.match.seat_count == 2 and table.match.seed == 6 and table.state == "over"
     assert results == [first.result]
     assert sum(first.result["dollars"]) + first.result["company_dollars"] == BANK
 
@@ -74,19 +74,22 @@ async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server,
         dropped_at.append(table.match.seq)
         conn.close("test: dropping a bot")
 
-    with trio.fail_after(600):
-        async with trio.open_nursery() as nursery:
-            for bot in bots:
-                nursery.start_soon(bot.run)
-                await bot.joined.wait()
-            nursery.start_soon(drop_seat_1_mid_game)
+    async with connect(server, "spectator") as spectator:
+        assert (await spectator.request("watch", table=table_id, views=False))["type"] == "watching"
+        with trio.fail_after(600):
+            async with trio.open_nursery() as nursery:
+                for bot in bots:
+                    nursery.start_soon(bot.run)
+                    await bot.joined.wait()
+                nursery.start_soon(drop_seat_1_mid_game)
+        events = [m["event"] for m in spectator.events()]
     assert dropped_at and dropped_at[0] < table.match.seq // 2
     assert bots[1].reconnects == 1 and bots[0].reconnects == 0
-    assert bots[0].result == bots[1].result == table.history[-1][2].data["result"]
-    assert all(b.seat.last_seq == table.match.seq for b in bots)
+    assert bots[0].result == bots[1].result == events[-1]["result"]
+    assert all(b.seat.last_seq == table.match.seq == len(events) for b in bots)
     # the resumed bot went on playing: it ended turns of its own after the drop
-    own_turns = [event for seq, _, event in table.history[dropped_at[0]:]
-                 if event.type == "turn_ended" and event.data["seat"] == 1 and event.data["reason"] == "ended"]
+    own_turns = [e for e in events[dropped_at[0]:]
+                 if e["type"] == "turn_ended" and e["seat"] == 1 and e["reason"] == "ended"]
     assert own_turns
 
 

@@ -10,7 +10,7 @@ from server.games import new_game
 from server.simulate import THINK_MS, player_kinds, simulate, summary
 
 SUMMARY_KEYS = {
-    "game", "seed", "players", "kinds", "winners", "dollars", "company_dollars", "reason", "turns", "actions",
+    "game", "seed", "players", "kinds", "winners", "scores", "dollars", "company_dollars", "reason", "turns", "actions",
     "rejected", "game_ms", "digest",
 }
 
@@ -90,21 +90,17 @@ def test_a_table_of_the_wrong_size_is_refused(players):
         simulate(players, 1)
 
 
-def test_a_deck_file_replaces_the_default_deck(tmp_path):
+def test_a_deck_option_replaces_the_default_deck():
     deck = {
         "resources": [{"type": 1, "profit": 10}, {"type": 2, "profit": 20}, {"type": 1, "profit": 30}],
         "tourists": [{"type": 1, "profit": 5}, {"type": 2, "profit": 15}],
     }
-    path = tmp_path / "deck.json"
-    path.write_text(json.dumps(deck))
-    sim = simulate(2, 1, "greedy", time_scale=20, deck_path=str(path))
+    sim = simulate(2, 1, "greedy", {"deck": deck}, time_scale=20)
     assert sim.game.over and sim.rejected == 0
     assert sorted(sim.game.cards) == [0, 1, 2, 3, 4]
     assert sum(len(h) for h in new_game("parsimonia", 2, 1).hands) == 60  # the default deck is untouched
 
 
-def test_a_bad_deck_file_is_refused(tmp_path):
-    path = tmp_path / "deck.json"
-    path.write_text(json.dumps({"resources": [], "tourists": [{"type": 1, "profit": 1}]}))
+def test_a_bad_deck_is_refused():
     with pytest.raises(ValueError, match="deck"):
-        simulate(2, 1, deck_path=str(path))
+        simulate(2, 1, options={"deck": {"resources": [], "tourists": [{"type": 1, "profit": 1}]}})
