@@ -68,6 +68,7 @@ class Server:
                 self.lobby = Lobby(nursery, clock, cfg.max_tables, data)
                 self.lobby.recover(recovered)
                 nursery.start_soon(keep_heartbeat, clock, data.clock_path)
+                nursery.start_soon(data.syncer.run)
             ws_server = await nursery.start(
                 lambda task_status: serve_websocket(
                     self._handle, cfg.host, cfg.port, ssl_context=None,

@@ -75,7 +75,6 @@ class Lobby:
         self.tables[table.id] = table
         if table.journal is not None:
             table.journal.on_failure = table.journal_failed
-            self.nursery.start_soon(table.journal.run)
         self.nursery.start_soon(table.run)
 
     def _finished(self, table: Table) -> None:
