@@ -23,6 +23,7 @@ MAX_HEAD_BYTES = 16 * 1024
 MAX_BODY_BYTES = 4 * 1024
 REQUEST_TIMEOUT_S = 10.0
 RESPONSE_TIMEOUT_S = 30.0
+LINGER_S = 2.0
 RECEIVE_BYTES = 16 * 1024
 _WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SERVER_NAME = "parsimonia"
@@ -56,8 +57,8 @@ class HttpConnection:
             except h11.RemoteProtocolError as exc:
                 await self._refuse(text(exc.error_status_hint, f"{exc}\n"))
                 return None
-            except _TooLarge:
-                await self._refuse(text(413, "a request body may have at most 4 KiB\n"))
+            except _Refusal as refusal:
+                await self._refuse(refusal.response)
                 return None
         if self._h11.their_state is not h11.IDLE or self._h11.trailing_data[0]:  # it had begun a request
             await self._refuse(text(408, "the request took too long\n"))
@@ -75,11 +76,14 @@ class HttpConnection:
                     return None
                 self._h11.receive_data(data)
             elif isinstance(event, h11.Request):
+                # h11 bounds a head that arrives in pieces; one that arrives whole is measured here
+                if len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers) > MAX_HEAD_BYTES:
+                    raise _Refusal(text(431, "a request head may have at most 16 KiB\n"))
                 request = event
             elif isinstance(event, h11.Data):
                 body += len(event.data)
                 if body > MAX_BODY_BYTES:
-                    raise _TooLarge
+                    raise _Refusal(text(413, "a request body may have at most 4 KiB\n"))
             elif isinstance(event, h11.EndOfMessage):
                 return request
             else:  # ConnectionClosed
@@ -109,14 +113,27 @@ class HttpConnection:
         return what the client sent after its request (its first frames, maybe)."""
         key = _header(request, b"sec-websocket-key")
         accept = base64.b64encode(hashlib.sha1(key + _WS_GUID).digest())
-        await self._send(self._h11.send(h11.InformationalResponse(status_code=101, headers=[
-            (b"upgrade", b"websocket"), (b"connection", b"Upgrade"), (b"sec-websocket-accept", accept),
-        ])))
+        await self._send(self._h11.send(h11.InformationalResponse(
+            status_code=101, reason=b"Switching Protocols",
+            headers=[(b"upgrade", b"websocket"), (b"connection", b"Upgrade"), (b"sec-websocket-accept", accept)],
+        )))
         return self._h11.trailing_data[0]
 
     async def _refuse(self, response: Response) -> None:
-        if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            await self._send(self._encode(response, close=True))
+        """Answer a request that cannot be served, then close. The client may still be sending (a body,
+        a head over the bound): what it sends is read and dropped for up to ``LINGER_S`` first, as
+        closing a socket with unread data resets the connection and may destroy the answer."""
+        if self._h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        if not await self._send(self._encode(response, close=True)):
+            return
+        with trio.move_on_after(LINGER_S):
+            try:
+                await self.stream.send_eof()
+                while await self.stream.receive_some(RECEIVE_BYTES):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
 
     async def _send(self, data: bytes) -> bool:
         with trio.move_on_after(RESPONSE_TIMEOUT_S):
@@ -128,8 +145,9 @@ class HttpConnection:
         return False
 
 
-class _TooLarge(Exception):
-    pass
+class _Refusal(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
 
 
 def wants_websocket(request: h11.Request) -> bool:
