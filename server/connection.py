@@ -127,11 +127,13 @@ class Connection:
 
     def _idle_deadline(self) -> float:
         limits = self.client
-        return self.ws.last_heard + (limits.idle_ping_s if self._pinged_at is None else limits.idle_close_s)
+        if self._pinged_at is None:
+            return self.ws.last_heard + limits.idle_ping_s
+        return self._pinged_at + limits.idle_close_s - limits.idle_ping_s
 
     def _idle(self) -> None:
-        """Ping a client that has been silent for ``idle_ping_s``; close it if it stays silent until
-        ``idle_close_s``. A busy client only passes by here once per ``idle_ping_s``."""
+        """Ping a client that has been silent for ``idle_ping_s``; close it if the answer does not come
+        within ``idle_close_s - idle_ping_s``. A busy client only passes by here once per ``idle_ping_s``."""
         now, heard = trio.current_time(), self.ws.last_heard
         if self._pinged_at is not None and heard >= self._pinged_at:
             self._pinged_at = None  # it answered
@@ -140,7 +142,7 @@ class Connection:
         if self._pinged_at is None:
             self._pinged_at = now
             self.ws.ping()
-        elif now >= heard + self.client.idle_close_s:
+        elif now >= self._idle_deadline():
             self.log.info("idle_client_closed")
             self.close("idle: no answer to ping", abort=True)
 
