@@ -1,14 +1,15 @@
-"""The server: a WebSocket listener, the lobby, and one task per table, all in one trio nursery."""
+"""The server: one port for WebSocket and HTTP, the lobby, and one task per table, all in one trio nursery."""
 
 from __future__ import annotations
 
 import gc
 import hmac
+import socket
 from collections import Counter
 from dataclasses import dataclass, field
 
+import h11
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
 from protocol.codec import Limits
 from server import logs
@@ -16,11 +17,17 @@ from server.clock import ServerClock, keep_heartbeat
 from server.connection import Connection
 from server.limits import ClientLimits
 from server.lobby import Lobby
+from server.static import DEFAULT_ROOT
 from server.storage import DataDir
+from server.transport.http import HttpConnection, text, wants_websocket, websocket_refusal
+from server.transport.listen import serve_tcp
+from server.transport.websocket import open_websocket
+from server.web import Web
 
 
-# The WebSocket layer cuts off (1009) only frames far over max_frame_bytes; a frame a little over it
-# reaches the codec, which answers `too_large` as protocol/SPEC.md says.
+# The WebSocket layer refuses (1009, from the frame header, before reading the payload) only messages
+# over twice max_frame_bytes; one a little over it reaches the codec, which answers `too_large` as
+# protocol/SPEC.md says.
 WS_SIZE_FACTOR = 2
 GC_THRESHOLDS = (50_000, 20, 100)
 
@@ -36,6 +43,7 @@ class ServerConfig:
     admin_token: str | None = field(default=None, repr=False)  # never logged
     data_dir: str | None = None  # None: tables live in memory only
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
+    web_root: str = DEFAULT_ROOT  # static files for GET / (a placeholder page while it does not exist)
 
 
 class Server:
@@ -45,6 +53,8 @@ class Server:
         self.port: int | None = None
         self.connections: dict[int, Connection] = {}
         self._per_ip: Counter[str] = Counter()
+        self.web = Web(self, config.web_root)
+        self.started = 0.0
         self.log = logs.get()
 
     def is_admin(self, token: str | None) -> bool:
@@ -70,52 +80,59 @@ class Server:
                     self.lobby = Lobby(nursery, clock, cfg.max_tables, data)
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
-                ws_server = await nursery.start(
-                    lambda task_status: serve_websocket(
-                        self._handle, cfg.host, cfg.port, ssl_context=None,
-                        max_message_size=WS_SIZE_FACTOR * cfg.limits.max_frame_bytes, task_status=task_status,
-                    )
-                )
-                self.port = ws_server.port
+                    nursery.start_soon(data.syncer.run)
+                # What exists now (modules, recovered tables) lives as long as the server: the collector
+                # need never walk it again.
+                gc.freeze()
+                self.started = trio.current_time()
+                self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)
                 self.log.info("listening", host=cfg.host, port=self.port)
                 task_status.started(self)
         finally:
             if data is not None:
                 data.close()
 
-    async def _handle(self, request: WebSocketRequest) -> None:
-        """One connection, from handshake to close. Whatever goes wrong with it stays with it: a client
-        that vanishes mid-handshake, or a bug in handling it, is logged and never stops the server."""
+    async def _handle(self, stream: trio.SocketStream, sock: socket.socket, ip: str, peer: str) -> None:
+        """One TCP connection: HTTP requests (kept alive), or a WebSocket from its handshake to its close.
+        Whatever goes wrong with it stays with it: a client that vanishes mid-handshake, or a bug in
+        handling it, is logged and never stops the server."""
         try:
-            await self._connection(request)
-        except (OSError, ConnectionClosed, trio.BrokenResourceError) as exc:
+            http = HttpConnection(stream)
+            while (request := await http.next_request()) is not None:
+                if wants_websocket(request):
+                    refusal = websocket_refusal(request)
+                    if refusal is None:
+                        await self._websocket(http, request, sock, ip, peer)
+                        return
+                    await http.respond(request, refusal, close=True)
+                    return
+                if not await http.respond(request, await self.web.respond(request)):
+                    return
+        except OSError as exc:
             self.log.info("connection_lost_early", error=repr(exc)[:200])
         except Exception:
             self.log.exception("connection_failed")
+        finally:
+            await trio.aclose_forcefully(stream)
 
-    async def _connection(self, request: WebSocketRequest) -> None:
-        ip, peer = _address(request)
+    async def _websocket(self, http: HttpConnection, request: h11.Request, sock: socket.socket, ip: str,
+                         peer: str) -> None:
         if self._per_ip[ip] >= self.config.client.connections_per_ip:
             self.log.warning("connection_refused", peer=ip, why="too many connections from this address")
-            await request.reject(429, body=b"too many connections from this address\n")
+            await http.respond(request, text(429, "too many connections from this address\n"), close=True)
             return
-        ws = await request.accept()
-        assert self.lobby is not None
-        conn = Connection(ws, self, peer)
-        self.connections[conn.id] = conn
-        self._per_ip[ip] += 1
-        try:
-            await conn.serve()
-        finally:
-            del self.connections[conn.id]
-            self._per_ip[ip] -= 1
-            if not self._per_ip[ip]:
-                del self._per_ip[ip]
-
-
-def _address(request: WebSocketRequest) -> tuple[str, str]:
-    """(ip, "ip:port") of the client; raises OSError if it has already gone."""
-    remote = request.remote
-    ip = str(getattr(remote, "address", remote))
-    port = getattr(remote, "port", None)
-    return ip, ip if port is None else f"{ip}:{port}"
+        received = await http.switch_to_websocket(request)
+        cfg = self.config
+        max_message = WS_SIZE_FACTOR * cfg.limits.max_frame_bytes
+        async with open_websocket(http.stream, sock, received, max_message=max_message,
+                                  queue_size=cfg.queue_size) as ws:
+            conn = Connection(ws, self, peer)
+            self.connections[conn.id] = conn
+            self._per_ip[ip] += 1
+            try:
+                await conn.serve()
+            finally:
+                del self.connections[conn.id]
+                self._per_ip[ip] -= 1
+                if not self._per_ip[ip]:
+                    del self._per_ip[ip]

@@ -1,7 +1,8 @@
-"""One client connection: a reader loop that checks every frame, and a writer fed by a bounded queue.
+"""One client connection: one task that reads and checks every frame; sending never waits.
 
-The server never waits on a client: ``send`` puts a frame in the queue or, when the queue is full (the
-client reads too slowly), drops the connection. The client may reconnect and resume its seat.
+The server never waits on a client: ``send`` writes the frame at once, or queues it when the client
+reads slowly, or, when that queue is full, drops the connection (``server.transport.websocket``). The
+client may reconnect and resume its seat.
 
 What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second
 (token buckets; a frame over the rate is answered ``rate_limited`` and dropped, and a run of such
@@ -15,16 +16,16 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from protocol import messages
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
-from server import logs
+from server import logs, metrics
 from server.games import GAMES
 from server.limits import TokenBucket
 from server.table import REPLAY_LIMIT, Request
-from server.wsbatch import send_frames
+from server.transport import frames
+from server.transport.websocket import WebSocket
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -32,13 +33,12 @@ if TYPE_CHECKING:
 TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
 TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
 REPLAY_ROOM = REPLAY_LIMIT + 2  # what a resume may queue at once: the reply, the missed events, a view
-WRITE_BATCH = 64  # frames a writer sends with one write, at most
-FLUSH_S = 2.0  # once reading is over, how long the last frames (e.g. a fatal error) may take to go out
+POLICY_VIOLATION = 1008
 _ids = itertools.count(1)
 
 
 class Connection:
-    def __init__(self, ws: WebSocketConnection, server: "Server", peer: str) -> None:
+    def __init__(self, ws: WebSocket, server: "Server", peer: str) -> None:
         assert server.lobby is not None
         self.ws = ws
         self.server = server
@@ -46,17 +46,14 @@ class Connection:
         self.limits: Limits = server.config.limits
         self.client = server.config.client
         self.id = next(_ids)
-        self.queue_size = queue_size = server.config.queue_size
         now = trio.current_time()
         self._messages = TokenBucket(self.client.messages_per_s, self.client.burst_s, now)
         self._bytes = TokenBucket(self.client.bytes_per_s, self.client.burst_s, now)
         self._strikes = 0
-        self._last_heard = now
+        self._pinged_at: float | None = None  # when the idle client was pinged, until it is heard again
         self.created = 0
         self.client_name = ""
-        self._room = 0  # frames a resume may queue beyond queue_size; each frame sent uses one up
-        self._out, self._out_recv = trio.open_memory_channel[bytes](queue_size + REPLAY_ROOM)
-        self._sending = trio.CancelScope()  # the writer's sends; cancelled to drop a client that stopped reading
+        self._reading = trio.CancelScope()  # cancelled to stop reading once the connection is closed
         self.tables: set[str] = set()
         self.topics: set[str] = set()  # bulletins this connection follows
         self.closed = False
@@ -69,89 +66,46 @@ class Connection:
     def send(self, message: dict[str, Any] | bytes) -> None:
         if self.closed:
             return
-        frame = message if isinstance(message, bytes) else encode(message)
-        queued = self._out.statistics().current_buffer_used
-        try:
-            if queued >= self.queue_size + self._room:
-                raise trio.WouldBlock
-            self._out.send_nowait(frame)
-        except trio.WouldBlock:
-            self.log.warning("client_too_slow", queued=queued)
+        # a bytes payload is shared (an event to every subscriber): framed once for all of them
+        if isinstance(message, bytes):
+            wire = frames.shared(message)
+        else:
+            wire = frames.frame(encode(message))
+        if not self.ws.send(wire):
+            self.log.warning("client_too_slow", queued=self.ws.queued)
+            metrics.count_dropped_client()
             self.close("too slow: the server's queue for this client is full", abort=True)
 
     def close(self, reason: str, *, abort: bool = False) -> None:
-        """Send nothing more: the writer flushes what is queued, then closes the WebSocket (1008).
+        """Send nothing more: what is queued goes out, then the WebSocket close (1008), and reading stops.
 
-        ``abort``: the client stopped reading, so the queued frames are dropped and a send blocked on
-        it is cancelled; the writer then closes the connection (the TCP stream, if even the close frame
-        cannot go out within a second)."""
+        ``abort``: the client stopped reading, so the queued frames are dropped; the close frame still
+        goes, if the client takes it within the flush time (``server.transport.websocket``)."""
         if not self.closed:
             self.closed = True
             self.close_reason = reason
-            self._out.close()
+            self.ws.close(POLICY_VIOLATION, reason[:120])
+            self._reading.cancel()
         if abort:
-            self._sending.cancel()
+            self.ws.drop_queue()
 
     # -- the connection's life
 
     async def serve(self) -> None:
+        """Reads until the connection is over; the caller then flushes and closes the WebSocket."""
         self.log.info("connected")
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, nursery.cancel_scope)
-                nursery.start_soon(self._idle_watch)
+            with self._reading:
                 await self._reader()
-                # Nothing more is read. The writer sends what is queued (a fatal error's message must
-                # reach the client before the close), closes the WebSocket and ends the nursery.
-                self._out.close()
-                nursery.cancel_scope.deadline = trio.current_time() + FLUSH_S
         finally:
+            self.closed = True
             for topic in self.topics:
                 self.lobby.followers.get(topic, set()).discard(self)
             for table_id in self.tables:
                 table = self.lobby.tables.get(table_id)
                 if table is not None:
                     table.detach(self)
-            self.closed = True
             self.log.info("disconnected", reason=self.close_reason or "closed by client")
-
-    async def _writer(self, cancel_scope: trio.CancelScope) -> None:
-        with self._sending:
-            try:
-                async for frame in self._out_recv:
-                    batch = [frame]
-                    while len(batch) < WRITE_BATCH:
-                        try:
-                            batch.append(self._out_recv.receive_nowait())
-                        except (trio.WouldBlock, trio.EndOfChannel):
-                            break
-                    await send_frames(self.ws, batch)
-                    self._room = max(0, self._room - len(batch))
-            except ConnectionClosed:
-                pass
-        # the queue was closed (too slow, fatal error) or the peer went away
-        with trio.move_on_after(1) as cleanup:
-            cleanup.shield = True
-            await self.ws.aclose(code=1008 if self.close_reason else 1000, reason=self.close_reason[:120])
-        cancel_scope.cancel()
-
-    async def _idle_watch(self) -> None:
-        """Ping a client that has been silent for ``idle_ping_s``; close it if the pong does not come."""
-        limits = self.client
-        while not self.closed:
-            await trio.sleep_until(self._last_heard + limits.idle_ping_s)
-            if trio.current_time() < self._last_heard + limits.idle_ping_s:
-                continue  # it spoke meanwhile
-            with trio.move_on_after(limits.idle_close_s - limits.idle_ping_s):
-                try:
-                    await self.ws.ping()
-                except ConnectionClosed:
-                    return
-                self._last_heard = trio.current_time()
-                continue
-            self.log.info("idle_client_closed")
-            self.close("idle: no answer to ping", abort=True)
-            return
 
     async def _reader(self) -> None:
         with trio.move_on_after(self.client.hello_timeout_s) as hello_scope:
@@ -162,20 +116,43 @@ class Connection:
         if first is None or not self._hello(first):
             return
         while not self.closed:
-            msg = await self._receive()
-            if msg is None:
-                return
-            self._dispatch(msg)
+            with trio.move_on_at(self._idle_deadline()) as idle:
+                while not self.closed:
+                    msg = await self._receive()
+                    if msg is None:
+                        return
+                    self._dispatch(msg)
+            if idle.cancelled_caught:
+                self._idle()
+
+    def _idle_deadline(self) -> float:
+        limits = self.client
+        if self._pinged_at is None:
+            return self.ws.last_heard + limits.idle_ping_s
+        return self._pinged_at + limits.idle_close_s - limits.idle_ping_s
+
+    def _idle(self) -> None:
+        """Ping a client that has been silent for ``idle_ping_s``; close it if the answer does not come
+        within ``idle_close_s - idle_ping_s``. A busy client only passes by here once per ``idle_ping_s``."""
+        now, heard = trio.current_time(), self.ws.last_heard
+        if self._pinged_at is not None and heard >= self._pinged_at:
+            self._pinged_at = None  # it answered
+        if now < heard + self.client.idle_ping_s:
+            return
+        if self._pinged_at is None:
+            self._pinged_at = now
+            self.ws.ping()
+        elif now >= self._idle_deadline():
+            self.log.info("idle_client_closed")
+            self.close("idle: no answer to ping", abort=True)
 
     async def _receive(self) -> dict[str, Any] | None:
         """The next frame decoded, or None when the connection is over. Bad frames are answered here."""
         while not self.closed:
-            try:
-                frame = await self.ws.get_message()
-            except ConnectionClosed:
-                self.closed = True
+            frame = await self.ws.receive()
+            if frame is None:
                 return None
-            now = self._last_heard = trio.current_time()
+            now = trio.current_time()
             if not (self._messages.take(1, now) and self._bytes.take(len(frame), now)):
                 self._strikes += 1
                 fatal = self._strikes >= self.client.strikes
@@ -191,6 +168,7 @@ class Connection:
 
     def _fail(self, err: ProtocolError, re: int | None) -> None:
         self.log.info("protocol_error", code=err.code, detail=err.message[:200])
+        metrics.count_error(err.code)
         self.send(messages.error(err, re=re))
         if err.fatal:
             self.close(f"protocol error: {err.code}")
@@ -247,7 +225,7 @@ class Connection:
                 table = self.lobby.get(msg["table"])
                 self.tables.add(table.id)
                 if kind == "resume":  # the missed events come all at once: not a sign of a slow client
-                    self._room = REPLAY_ROOM
+                    self.ws.room = REPLAY_ROOM
                 table.submit(Request(kind, self, msg))
         except ProtocolError as err:
             self._fail(err, re)

@@ -12,12 +12,19 @@ Durability policies:
 
 ``after_durable(callback)`` runs ``callback`` once every record appended so far is durable; callbacks
 run in the order they were registered. The table holds back every acknowledgement and event until then.
+
+One ``Syncer`` serves every journal of a data directory: ``append`` only keeps the record in memory and
+marks the journal dirty; each round of the syncer takes what every dirty journal holds, writes (and
+fsyncs) them all in one hand-off to a worker thread, then releases the callbacks each write covers.
+What is appended while a round runs waits for the next round (group commit across tables). A journal
+whose write or fsync fails fails alone: its ``on_failure`` is told, the other journals go on.
 """
 
 from __future__ import annotations
 
 import os
 import struct
+import time
 import zlib
 from collections import deque
 from dataclasses import dataclass
@@ -25,6 +32,8 @@ from typing import Any, Callable
 
 import msgpack
 import trio
+
+from server import logs, metrics
 
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
@@ -113,17 +122,17 @@ class Journal:
         self._appended = 0
         self._durable = 0
         self._callbacks: deque[tuple[int, Callable[[], None]]] = deque()
-        self._wake = trio.Event()
+        self._syncer: Syncer | None = None
         self.syncs = 0
         self.closed = False
-        self._finishing = False
+        self.finishing = False
         self.failed: OSError | None = None
         self.on_failure: Callable[[OSError], None] | None = None
 
     def append(self, record: dict[str, Any]) -> None:
         self._pending.append(encode_record(record))
         self._appended += 1
-        self._wake.set()
+        self._dirty()
 
     def after_durable(self, callback: Callable[[], None]) -> None:
         if self._durable >= self._appended:
@@ -132,9 +141,18 @@ class Journal:
             self._callbacks.append((self._appended, callback))
 
     def finish(self) -> None:
-        """No more records: ``run`` returns once what was appended is durable."""
-        self._finishing = True
-        self._wake.set()
+        """No more records: the syncer closes the journal once what was appended is durable."""
+        self.finishing = True
+        self._dirty()
+
+    def _dirty(self) -> None:
+        if self._syncer is not None and not self.closed:
+            self._syncer.mark(self)
+
+    def _take(self) -> tuple[bytes, int]:
+        """What a round writes: every record pending, and the count it makes durable."""
+        data, self._pending = b"".join(self._pending), []
+        return data, self._appended
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -144,31 +162,95 @@ class Journal:
         if self.policy == "fsync":
             os.fsync(self._fd)
 
-    async def run(self) -> None:
-        """The syncer: writes and syncs what was appended, then releases the callbacks it covers."""
-        try:
-            while not (self._finishing and not self._pending):
-                await self._wake.wait()
-                self._wake = trio.Event()
-                if not self._pending:
-                    continue
-                batch, self._pending = self._pending, []
-                upto = self._appended
-                try:
-                    await trio.to_thread.run_sync(self._write, b"".join(batch))
-                except OSError as exc:  # disk full, I/O error: nothing more is durable, nothing is acknowledged
-                    self.failed = exc
-                    if self.on_failure is not None:
-                        self.on_failure(exc)
-                    return
-                self.syncs += 1
-                self._durable = upto
-                while self._callbacks and self._callbacks[0][0] <= upto:
-                    self._callbacks.popleft()[1]()
-        finally:
-            self.close()
+    def _written(self, upto: int) -> None:
+        self.syncs += 1
+        self._durable = upto
+        while self._callbacks and self._callbacks[0][0] <= upto:
+            self._callbacks.popleft()[1]()
+
+    def _fail(self, exc: OSError) -> None:
+        """Disk full, I/O error: nothing more is durable, nothing is acknowledged."""
+        self.failed = exc
+        self.close()
+        if self.on_failure is not None:
+            self.on_failure(exc)
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             os.close(self._fd)
+
+
+class Syncer:
+    """Writes and syncs the journals of one data directory, all of them in each round (see the top)."""
+
+    def __init__(self) -> None:
+        self._journals: set[Journal] = set()
+        self._dirty: dict[Journal, None] = {}  # insertion-ordered: journals in the order they got records
+        self._wake = trio.Event()
+        self.rounds = 0
+        self.log = logs.get()
+
+    def add(self, journal: Journal) -> Journal:
+        journal._syncer = self
+        self._journals.add(journal)
+        if journal._pending or journal.finishing:
+            self.mark(journal)
+        return journal
+
+    def mark(self, journal: Journal) -> None:
+        self._dirty[journal] = None
+        self._wake.set()
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake = trio.Event()
+                await self._round()
+        finally:
+            for journal in self._journals:
+                journal.close()
+
+    async def _round(self) -> None:
+        journals = [j for j in self._dirty if not j.closed]
+        self._dirty.clear()
+        taken = [(journal, *journal._take()) for journal in journals]
+        writes = [(journal, data) for journal, data, _ in taken if data]
+        if writes:
+            started = time.perf_counter()
+            errors = await trio.to_thread.run_sync(_write_all, writes)
+            metrics.observe_journal_sync((time.perf_counter() - started) * 1000)
+            self.rounds += 1
+        else:
+            errors = {}
+        for journal, data, upto in taken:
+            error = errors.get(journal)
+            if error is not None:
+                self._journals.discard(journal)
+                journal._fail(error)
+                continue
+            if data:
+                self._release(journal, upto)
+            if journal.finishing and not journal._pending:
+                self._journals.discard(journal)
+                journal.close()
+
+    def _release(self, journal: Journal, upto: int) -> None:
+        """Run the callbacks the round made durable. They belong to one table: a bug in one must not stop
+        the syncer, which every other table depends on."""
+        try:
+            journal._written(upto)
+        except Exception:
+            self.log.exception("durable_callback_failed", journal=journal.path)
+
+
+def _write_all(writes: list[tuple[Journal, bytes]]) -> dict[Journal, OSError]:
+    """In the worker thread: every journal's write (and fsync); the failures, by journal."""
+    errors: dict[Journal, OSError] = {}
+    for journal, data in writes:
+        try:
+            journal._write(data)
+        except OSError as exc:
+            errors[journal] = exc
+    return errors

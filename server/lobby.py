@@ -88,7 +88,6 @@ class Lobby:
         self.live[table.id] = table
         if table.journal is not None:
             table.journal.on_failure = table.journal_failed
-            self.nursery.start_soon(table.journal.run)
         self.nursery.start_soon(table.run)
 
     def _finished(self, table: Table) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from server import logs
 from server.clock import read_heartbeat
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import Journal, JournalCorrupt, read_journal
+from server.journal import Journal, JournalCorrupt, Syncer, read_journal
 
 _ID = re.compile(r"^t(\d+)\.journal$")
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
@@ -43,6 +43,7 @@ class DataDir:
         self.clock_path = os.path.join(root, "clock")
         os.makedirs(root, mode=0o700, exist_ok=True)
         self._lock = DirLock(root)
+        self.syncer = Syncer()  # every journal of the directory; the server runs it
         for path in (self.tables, self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
         self.log = logs.get(data=root)
@@ -55,7 +56,7 @@ class DataDir:
         return os.path.join(self.tables, f"{table_id}.journal")
 
     def open_journal(self, table_id: str, truncate_to: int | None = None) -> Journal:
-        return Journal(self.journal_path(table_id), self.policy, truncate_to)
+        return self.syncer.add(Journal(self.journal_path(table_id), self.policy, truncate_to))
 
     def archive(self, table_id: str) -> None:
         """A finished table's journal becomes its replay file."""

@@ -21,7 +21,7 @@ import trio
 from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
-from server import logs
+from server import logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal
@@ -61,7 +61,6 @@ class Table:
         self.log = logs.get(table=self.id, game=match.game_name)
         match.on_event = self._log_event
         self.stopped = False  # the journal failed: nothing more is accepted or acknowledged
-        self.step_ms = 0.0  # how long the last step took
 
     # ------------------------------------------------------------------ called from connections
 
@@ -121,24 +120,27 @@ class Table:
                     return
             now = self.clock.now_ms()
             if request is None and deadline is not None:
+                metrics.observe_lateness(now - deadline)
                 now = max(now, deadline)
             self._step(now, request)
 
     def _step(self, now: int, request: Request | None) -> None:
         started = time.perf_counter()
         match = self.match
-        was = match.state
+        was, refused = match.state, match.rejected
         if request is None:
             match.step(now)
         else:
             match.step(now, request.kind, request.conn, request.msg)
+            if request.kind == "act":
+                metrics.count_command(refused=match.rejected > refused)
         if match.failure is not None:
             self.log.error("rules_failed", error=repr(match.failure)[:500])
         if was != match.state:
             self.log.info("table_" + ("started" if match.state == "running" else "ended"),
                           reason=(match.result or {}).get("reason"))
         self._release(match.take_records(), match.take_frames())
-        self.step_ms = (time.perf_counter() - started) * 1000
+        metrics.observe_step((time.perf_counter() - started) * 1000)
 
     def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""

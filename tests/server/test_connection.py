@@ -47,6 +47,7 @@ async def test_dropped_bidder_resumes_mid_auction_gets_missed_events_and_wins(se
             last_seq = bid["seq"]
             await b.drop()  # no close handshake: the TCP connection just goes
             await until(lambda: t.match.seats[1].sub is None)
+            await trio.sleep(1)  # so that the second auction's quiet time ends after the first's
         # while seat 1 is away the table goes on: another auction, a bid in it, a ready
         card2 = t.match.engine.hands[0][0]
         assert (await act(a, table, type="auction", card=card2, start_price=1))["type"] == "ok"

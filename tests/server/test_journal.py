@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from server import journal as journal_module
-from server.journal import FRAME, Journal, JournalCorrupt, encode_record, read_journal
+from server.journal import FRAME, Journal, JournalCorrupt, Syncer, encode_record, read_journal
 
 RECORDS = [
     {"k": "table", "id": "t1", "game": "parsimonia", "seats": 3, "seed": 2**63 - 1, "time_scale": 12.5,
@@ -47,11 +47,14 @@ def flip(path, offset: int, mask: int = 0xFF) -> None:
 
 
 async def run_journal(journal: Journal, work) -> None:
-    """Run the syncer while ``work`` appends, then let it finish what is pending."""
+    """Run a syncer for the journal while ``work`` appends, then let it finish what is pending."""
+    syncer = Syncer()
+    syncer.add(journal)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(journal.run)
+        nursery.start_soon(syncer.run)
         await work()
         journal.finish()
+        journal.after_durable(nursery.cancel_scope.cancel)
 
 
 # ------------------------------------------------------------------ framing

@@ -1,0 +1,115 @@
+"""The server's metrics, served as Prometheus text at ``GET /metrics``.
+
+Everything lives in one private ``CollectorRegistry`` (nothing else in the process registers there).
+The calls below are what the rest of the server uses; durations come in as ms (fractions allowed where
+a step takes well under one) and are exported in seconds, as Prometheus expects.
+
+Per-frame figures (frames and bytes in and out) are plain integers in ``traffic``, bumped on the hot
+path, and turned into counters only when scraped: a prometheus_client counter takes a lock per
+``inc``, which at tens of thousands of frames a second would cost more than the frames themselves.
+Tables by game and state and open connections are read from the lobby at scrape time (``render``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+_REGISTRY = CollectorRegistry()
+
+_COMMANDS = Counter("parsimonia_commands", "Game commands handled by tables, by outcome.", ["outcome"],
+                    registry=_REGISTRY)
+_ACCEPTED, _REFUSED = _COMMANDS.labels("accepted"), _COMMANDS.labels("refused")
+_REFUSALS = Counter("parsimonia_protocol_errors", "Errors the server sent to clients, by code.", ["code"],
+                    registry=_REGISTRY)
+_DROPPED = Counter("parsimonia_slow_clients_dropped", "Connections dropped for reading too slowly.",
+                   registry=_REGISTRY)
+_STEP = Histogram("parsimonia_table_step_seconds", "Time a table took to handle one message or deadline.",
+                  buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25),
+                  registry=_REGISTRY)
+_LATENESS = Histogram("parsimonia_timer_lateness_seconds", "How late timers fired (server clock, whole ms).",
+                      buckets=(0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+                      registry=_REGISTRY)
+_SYNC = Histogram("parsimonia_journal_sync_seconds",
+                  "Time of one syncer round: every dirty journal written (and fsynced) in one thread hand-off.",
+                  buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+                  registry=_REGISTRY)
+
+
+class Traffic:
+    """WebSocket frames and their bytes (whole frames, headers included) since the process started."""
+
+    __slots__ = ("frames_in", "bytes_in", "frames_out", "bytes_out")
+
+    def __init__(self) -> None:
+        self.frames_in = self.bytes_in = self.frames_out = self.bytes_out = 0
+
+    def collect(self) -> Iterator[Metric]:
+        for name, doc, value in (
+            ("parsimonia_frames_in", "WebSocket messages received.", self.frames_in),
+            ("parsimonia_bytes_in", "Bytes of WebSocket messages received (payloads).", self.bytes_in),
+            ("parsimonia_frames_out", "WebSocket frames queued to clients.", self.frames_out),
+            ("parsimonia_bytes_out", "Bytes of WebSocket frames queued to clients (headers included).",
+             self.bytes_out),
+        ):
+            yield CounterMetricFamily(name, doc, value=value)
+
+
+traffic = Traffic()
+_REGISTRY.register(traffic)
+
+
+def count_command(refused: bool) -> None:
+    """A table handled a game command (``act``): accepted, or refused by the rules."""
+    (_REFUSED if refused else _ACCEPTED).inc()
+
+
+def count_error(code: str) -> None:
+    """The server answered a client with an ``error`` of this code."""
+    _REFUSALS.labels(code).inc()
+
+
+def count_dropped_client() -> None:
+    _DROPPED.inc()
+
+
+def observe_step(ms: float) -> None:
+    """One table step (a message or a deadline handled, its frames released) took ``ms``."""
+    _STEP.observe(ms / 1000)
+
+
+def observe_lateness(ms: int) -> None:
+    """A timer fired ``ms`` after it was due (server clock)."""
+    _LATENESS.observe(max(0, ms) / 1000)
+
+
+def observe_journal_sync(ms: float) -> None:
+    _SYNC.observe(ms / 1000)
+
+
+class _Live:
+    """What is true at scrape time: open connections, tables by game and state."""
+
+    def __init__(self, connections: int, tables: Iterable[dict[str, Any]]) -> None:
+        self.connections = connections
+        self.tables = Tally((t["game"], t["state"]) for t in tables)
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("parsimonia_connections", "Open WebSocket connections.", value=self.connections)
+        tables = GaugeMetricFamily("parsimonia_tables", "Tables held, by game and state.", labels=["game", "state"])
+        for (game, state), n in sorted(self.tables.items()):
+            tables.add_metric([game, state], n)
+        yield tables
+
+
+def render(connections: int, tables: Iterable[dict[str, Any]]) -> bytes:
+    """The scrape: ``tables`` are the lobby's summaries (``game``, ``state``), read now."""
+    live = CollectorRegistry()
+    live.register(_Live(connections, tables))
+    return generate_latest(_REGISTRY) + generate_latest(live)

@@ -1,0 +1,74 @@
+"""Static files for ``GET /``: the built web client (``clients/web/dist/``), or a placeholder page.
+
+A request path maps to a file under the root only: it is percent-decoded, and any ``..``, empty or
+hidden segment, backslash or NUL is refused; the resolved file (symbolic links followed) must still
+lie under the root. Content types come from a fixed table, the same on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote
+
+from server.transport.http import Response, text
+
+DEFAULT_ROOT = str(Path(__file__).resolve().parent.parent / "clients" / "web" / "dist")
+TYPES = {
+    ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+    ".json": "application/json", ".map": "application/json", ".svg": "image/svg+xml", ".png": "image/png",
+    ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+    ".ico": "image/x-icon", ".woff2": "font/woff2", ".woff": "font/woff", ".wasm": "application/wasm",
+    ".txt": "text/plain; charset=utf-8",
+}
+MAX_FILE_BYTES = 32 * 1024 * 1024
+PLACEHOLDER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Parsimonia server</title></head>
+<body>
+<h1>Parsimonia server</h1>
+<p>This is a Parsimonia server: a real-time auction and timer server for timed card games.
+The web client is not installed here yet (it is served from <code>clients/web/dist/</code> once built).</p>
+<p>Connect a client or a bot over WebSocket to <code>ws://HOST:PORT/</code> on this same port, speaking
+msgpack as <code>protocol/SPEC.md</code> describes, e.g.
+<code>parsimonia bot greedy --url ws://HOST:PORT</code> or
+<code>parsimonia watch --url ws://HOST:PORT --table t1</code>.</p>
+<p>Health: <a href="/healthz">/healthz</a>. Metrics: <a href="/metrics">/metrics</a>.</p>
+</body></html>
+"""
+NOT_FOUND = text(404, "not found\n")
+
+
+def resolve(root: str, target: str) -> str | None:
+    """The file under ``root`` that a request path names, or None when it names none (or tries to leave)."""
+    path = unquote(target.split("?", 1)[0].split("#", 1)[0], errors="strict")
+    if not path.startswith("/") or "\\" in path or "\0" in path:
+        return None
+    parts = path.split("/")[1:]
+    if parts[-1] == "":  # a directory: its index
+        parts[-1] = "index.html"
+    if any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        return None
+    real_root = os.path.realpath(root)
+    candidate = os.path.realpath(os.path.join(real_root, *parts))
+    if os.path.commonpath([real_root, candidate]) != real_root:
+        return None
+    if os.path.isdir(candidate):
+        candidate = os.path.join(candidate, "index.html")
+    return candidate if os.path.isfile(candidate) else None
+
+
+def load(root: str, target: str) -> Response:
+    """The response to ``GET target`` (run in a worker thread: it reads the disk)."""
+    if not os.path.isdir(root):
+        return Response(200, PLACEHOLDER.encode(), TYPES[".html"]) if target.split("?")[0] in ("/", "/index.html") \
+            else NOT_FOUND
+    try:
+        path = resolve(root, target)
+    except UnicodeDecodeError:
+        return NOT_FOUND
+    if path is None or os.path.getsize(path) > MAX_FILE_BYTES:
+        return NOT_FOUND
+    with open(path, "rb") as f:
+        body = f.read()
+    return Response(200, body, TYPES.get(os.path.splitext(path)[1].lower(), "application/octet-stream"))

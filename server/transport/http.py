@@ -1,0 +1,176 @@
+"""HTTP/1.1 on a trio stream through h11: requests with keep-alive, bounded in size and time, and the
+WebSocket upgrade (RFC 6455, section 4.2).
+
+Bounds: a request head may have at most ``MAX_HEAD_BYTES`` (else 431) and a body at most
+``MAX_BODY_BYTES`` (else 413; the server serves GET and HEAD only). A whole request, head and body, must
+arrive within ``REQUEST_TIMEOUT_S`` of the time the server starts waiting for it (on a kept-alive
+connection: of the previous response), and a response must be taken by the client within
+``RESPONSE_TIMEOUT_S``; past either the connection is closed. So a client that trickles its headers
+(slowloris) holds its task for at most ``REQUEST_TIMEOUT_S``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from http import HTTPStatus
+
+import h11
+import trio
+
+MAX_HEAD_BYTES = 16 * 1024
+MAX_BODY_BYTES = 4 * 1024
+REQUEST_TIMEOUT_S = 10.0
+RESPONSE_TIMEOUT_S = 30.0
+LINGER_S = 2.0
+RECEIVE_BYTES = 16 * 1024
+_WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+SERVER_NAME = "parsimonia"
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = "text/plain; charset=utf-8"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def text(status: int, body: str) -> Response:
+    return Response(status, body.encode())
+
+
+class HttpConnection:
+    """The server side of one HTTP/1.1 connection."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+
+    async def next_request(self) -> h11.Request | None:
+        """The next request, its body read and dropped; None when the connection is over (the client
+        closed it, took too long, or sent what is not HTTP: answered 400, 408, 413 or 431 if possible)."""
+        with trio.move_on_after(REQUEST_TIMEOUT_S):
+            try:
+                return await self._read_request()
+            except h11.RemoteProtocolError as exc:
+                await self._refuse(text(exc.error_status_hint, f"{exc}\n"))
+                return None
+            except _Refusal as refusal:
+                await self._refuse(refusal.response)
+                return None
+        if self._h11.their_state is not h11.IDLE or self._h11.trailing_data[0]:  # it had begun a request
+            await self._refuse(text(408, "the request took too long\n"))
+        return None
+
+    async def _read_request(self) -> h11.Request | None:
+        request: h11.Request | None = None
+        body = 0
+        while True:
+            event = self._h11.next_event()
+            if event is h11.NEED_DATA:
+                try:
+                    data = await self.stream.receive_some(RECEIVE_BYTES)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return None
+                self._h11.receive_data(data)
+            elif isinstance(event, h11.Request):
+                # h11 bounds a head that arrives in pieces; one that arrives whole is measured here
+                if len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers) > MAX_HEAD_BYTES:
+                    raise _Refusal(text(431, "a request head may have at most 16 KiB\n"))
+                request = event
+            elif isinstance(event, h11.Data):
+                body += len(event.data)
+                if body > MAX_BODY_BYTES:
+                    raise _Refusal(text(413, "a request body may have at most 4 KiB\n"))
+            elif isinstance(event, h11.EndOfMessage):
+                return request
+            else:  # ConnectionClosed
+                return None
+
+    async def respond(self, request: h11.Request, response: Response, *, close: bool = False) -> bool:
+        """Send ``response`` to ``request``; whether the connection may carry another request."""
+        if not await self._send(self._encode(response, head_only=request.method == b"HEAD", close=close)):
+            return False
+        if self._h11.our_state is h11.MUST_CLOSE:
+            return False
+        self._h11.start_next_cycle()
+        return True
+
+    def _encode(self, response: Response, *, head_only: bool = False, close: bool = False) -> bytes:
+        headers = [("server", SERVER_NAME), ("content-type", response.content_type),
+                   ("content-length", str(len(response.body))), ("x-content-type-options", "nosniff"),
+                   *response.headers, *([("connection", "close")] if close else [])]
+        data = self._h11.send(h11.Response(status_code=response.status, headers=headers,
+                                           reason=HTTPStatus(response.status).phrase))
+        if not head_only:
+            data += self._h11.send(h11.Data(data=response.body))
+        return data + self._h11.send(h11.EndOfMessage())
+
+    async def switch_to_websocket(self, request: h11.Request) -> bytes:
+        """Answer 101 Switching Protocols to a checked upgrade request (``websocket_refusal`` is None);
+        return what the client sent after its request (its first frames, maybe)."""
+        key = _header(request, b"sec-websocket-key")
+        accept = base64.b64encode(hashlib.sha1(key + _WS_GUID).digest())
+        await self._send(self._h11.send(h11.InformationalResponse(
+            status_code=101, reason=b"Switching Protocols",
+            headers=[(b"upgrade", b"websocket"), (b"connection", b"Upgrade"), (b"sec-websocket-accept", accept)],
+        )))
+        return self._h11.trailing_data[0]
+
+    async def _refuse(self, response: Response) -> None:
+        """Answer a request that cannot be served, then close. The client may still be sending (a body,
+        a head over the bound): what it sends is read and dropped for up to ``LINGER_S`` first, as
+        closing a socket with unread data resets the connection and may destroy the answer."""
+        if self._h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        if not await self._send(self._encode(response, close=True)):
+            return
+        with trio.move_on_after(LINGER_S):
+            try:
+                await self.stream.send_eof()
+                while await self.stream.receive_some(RECEIVE_BYTES):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+    async def _send(self, data: bytes) -> bool:
+        with trio.move_on_after(RESPONSE_TIMEOUT_S):
+            try:
+                await self.stream.send_all(data)
+                return True
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return False
+        return False
+
+
+class _Refusal(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+def wants_websocket(request: h11.Request) -> bool:
+    return b"websocket" in _header(request, b"upgrade").lower()
+
+
+def websocket_refusal(request: h11.Request) -> Response | None:
+    """Why an upgrade request cannot be accepted (RFC 6455, section 4.2.1), or None."""
+    if request.method != b"GET":
+        return Response(405, b"a WebSocket handshake is a GET\n", headers=[("allow", "GET")])
+    if b"upgrade" not in _header(request, b"connection").lower():
+        return text(400, "a WebSocket handshake needs Connection: Upgrade\n")
+    if _header(request, b"sec-websocket-version") != b"13":
+        return Response(426, b"this server speaks WebSocket version 13\n", headers=[("sec-websocket-version", "13")])
+    key = _header(request, b"sec-websocket-key")
+    try:
+        if len(base64.b64decode(key, validate=True)) != 16:
+            raise ValueError
+    except ValueError:
+        return text(400, "Sec-WebSocket-Key must be 16 bytes in base64\n")
+    return None
+
+
+def _header(request: h11.Request, name: bytes) -> bytes:
+    """A header's values, joined with commas (h11 gives names in lower case)."""
+    return b", ".join(value for key, value in request.headers if key == name)

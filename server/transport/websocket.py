@@ -1,0 +1,248 @@
+"""A server WebSocket on a trio socket stream: wsproto reads the client's frames; frames go out at once.
+
+Reading: bytes from the stream go through wsproto (``wsproto.connection.Connection``, past the
+handshake), which answers nothing by itself: this module answers pings, echoes a close, and closes with
+wsproto's code (1002, 1007, ...) on a protocol violation. ``SizeGuard`` refuses an over-long message
+from its frame header, before any of its payload is read (1009).
+
+Writing never blocks the caller: ``send`` writes the frame to the socket at once when the socket takes
+it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
+the frames after it queued for a writer task, started then and gone once the queue is empty. A client
+whose queue is full is the caller's to drop (``send`` returns False).
+
+Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
+client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
+lost to a reset from unread data.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+from wsproto.connection import Connection, ConnectionState, ConnectionType
+from wsproto.events import CloseConnection, Message, Ping
+from wsproto.extensions import Extension
+from wsproto.frame_protocol import CloseReason, Opcode, RsvBits
+
+from server.metrics import traffic
+
+RECEIVE_BYTES = 65536
+WRITE_BATCH = 64  # queued frames a writer joins into one send
+FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
+_NO_RSV = RsvBits(False, False, False)
+
+
+class SizeGuard(Extension):
+    """Closes with 1009 when a frame header makes its message longer than ``max_bytes``.
+
+    Not negotiated with the client (it changes nothing on the wire): it is wsproto's hook that sees each
+    frame header before the payload. A fragmented message counts all its frames."""
+
+    name = "parsimonia-size-guard"
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._message = 0
+
+    def enabled(self) -> bool:
+        return True
+
+    def offer(self) -> bool:
+        return False
+
+    def frame_inbound_header(self, proto: object, opcode: Opcode, rsv: RsvBits,
+                             payload_length: int) -> CloseReason | RsvBits:
+        if opcode.iscontrol():
+            return _NO_RSV
+        self._message = payload_length + (self._message if opcode is Opcode.CONTINUATION else 0)
+        return CloseReason.MESSAGE_TOO_BIG if self._message > self.max_bytes else _NO_RSV
+
+
+class WebSocket:
+    def __init__(self, stream: trio.SocketStream, sock: socket.socket, received: bytes, max_message: int,
+                 queue_size: int, nursery: trio.Nursery) -> None:
+        self._stream = stream
+        self._sock = sock  # the stream's own socket, for writes that must not wait
+        self._nursery = nursery
+        self.max_message = max_message
+        self.queue_size = queue_size  # frames that may wait for a slow client
+        self.room = 0  # frames it may queue beyond that until its queue next empties (a resume's burst)
+        self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
+        self._ws = Connection(ConnectionType.SERVER, [SizeGuard(max_message)])
+        self._parts: list[bytes | str] = []
+        self._messages: deque[bytes | str] = deque()
+        self._received = received  # what came with the handshake, read first
+        self._queue: deque[bytes | memoryview] = deque()  # only a partly sent frame's rest is a memoryview
+        self._writing = False
+        self._written = trio.Event()
+        self._close_frame: bytes | None = None
+        self.close_code: int | None = None  # of the close frame sent
+        self.peer_closed = False  # the client sent its close frame
+        self._violated = False  # the client broke the protocol: what it sends next is not parsed
+        self._eof = False  # no more messages
+        self._tcp_eof = False  # the client's end of the stream (or a broken one)
+        self.broken = False  # the socket failed: nothing more can be written
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    # -- writing
+
+    def send(self, wire: bytes) -> bool:
+        """Send one frame (``server.transport.frames``). False when the client's queue is full."""
+        if self._close_frame is not None or self.broken:
+            return True
+        traffic.frames_out += 1
+        traffic.bytes_out += len(wire)
+        if not self._writing:
+            self._write(wire)
+            return True
+        if len(self._queue) >= self.queue_size:
+            if not self.room:
+                return False
+            self.room -= 1
+        self._queue.append(wire)
+        return True
+
+    def ping(self) -> None:
+        if self._close_frame is None and not self.broken:
+            self._control(self._ws.send(Ping(b"idle?")))
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Send a close frame after what is queued, and nothing after it."""
+        if self._close_frame is None and self._ws.state in (ConnectionState.OPEN, ConnectionState.REMOTE_CLOSING):
+            self.close_code = code
+            self._close_frame = frame = self._ws.send(CloseConnection(code, reason))
+            if not self.broken:
+                self._control(frame)
+
+    def drop_queue(self) -> None:
+        """Forget the frames not yet sent (the client stopped reading), but the rest of one partly sent
+        and the close frame: the stream must stay whole for the close to mean anything."""
+        keep = [item for item in self._queue if isinstance(item, memoryview) or item is self._close_frame]
+        self._queue.clear()
+        self._queue.extend(keep)
+
+    def _control(self, data: bytes) -> None:
+        if self._writing:
+            self._queue.append(data)
+        else:
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        try:
+            sent = self._sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            self.broken = True
+            return
+        if sent < len(data):
+            self._queue.append(memoryview(data)[sent:])
+            self._writing = True
+            self._written = trio.Event()
+            self._nursery.start_soon(self._writer)
+
+    async def _writer(self) -> None:
+        """Only while the client reads slower than the server writes: sends the queue, then ends."""
+        queue = self._queue
+        try:
+            while queue:
+                batch = [queue.popleft() for _ in range(min(len(queue), WRITE_BATCH))]
+                await self._stream.send_all(b"".join(batch))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.broken = True
+            queue.clear()
+        self._writing = False
+        self.room = 0
+        self._written.set()
+
+    # -- reading
+
+    async def receive(self) -> bytes | str | None:
+        """The next whole message (``str`` for a text message), or None once the client closed, the
+        connection broke, or a protocol violation was answered with a close frame."""
+        while not self._messages:
+            if self._eof:
+                return None
+            await self._read()
+        return self._messages.popleft()
+
+    async def _read(self) -> None:
+        if self._received:
+            data, self._received = self._received, b""
+        else:
+            try:
+                data = await self._stream.receive_some(RECEIVE_BYTES)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            self.last_heard = trio.current_time()
+        if not data:
+            self._eof = self._tcp_eof = True
+            return
+        if self._violated:
+            return
+        self._ws.receive_data(data)
+        for event in self._ws.events():
+            if isinstance(event, Message):
+                self._parts.append(event.data)
+                if event.message_finished:
+                    parts, self._parts = self._parts, []
+                    message = parts[0] if len(parts) == 1 else parts[0][:0].join(parts)  # type: ignore[arg-type]
+                    traffic.frames_in += 1
+                    traffic.bytes_in += len(message)
+                    self._messages.append(message)
+            elif isinstance(event, Ping):
+                if self._close_frame is None and not self.broken:
+                    self._control(self._ws.send(event.response()))
+            elif isinstance(event, CloseConnection):
+                self._eof = True
+                if self._ws.state in (ConnectionState.OPEN, ConnectionState.LOCAL_CLOSING):
+                    # not the client's close (that changes the state): wsproto found a violation
+                    self._violated = True
+                    reason = (f"a message may have at most {self.max_message} bytes"
+                              if event.code == CloseReason.MESSAGE_TOO_BIG else event.reason)
+                    self.close(event.code, reason[:120])
+                else:
+                    self.peer_closed = True
+                    self.close(event.code, event.reason)  # echoed (1005, no code, is echoed with none)
+                return
+            # a Pong only counts as hearing from the client (last_heard)
+
+    # -- the end
+
+    async def aclose(self) -> None:
+        """Flush, then, if we sent a close frame first, read (and drop) what the client still sends until
+        its close frame or its end of stream: closing a socket with unread data resets the connection,
+        which may destroy the close frame before the client reads it. All within ``FLUSH_S``."""
+        with trio.move_on_after(FLUSH_S):
+            if self._writing:
+                await self._written.wait()
+            if self._close_frame is not None and not (self.peer_closed or self.broken):
+                try:
+                    self._sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass  # the client is gone already
+                while not (self.peer_closed or self._tcp_eof):
+                    self._messages.clear()
+                    await self._read()
+        self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read
+        await trio.aclose_forcefully(self._stream)
+
+
+@asynccontextmanager
+async def open_websocket(stream: trio.SocketStream, sock: socket.socket, received: bytes, *, max_message: int,
+                         queue_size: int) -> AsyncIterator[WebSocket]:
+    """A ``WebSocket`` past the handshake; closed (flushed, close handshake, TCP) on the way out."""
+    async with trio.open_nursery() as nursery:
+        ws = WebSocket(stream, sock, received, max_message, queue_size, nursery)
+        try:
+            yield ws
+        finally:
+            with trio.CancelScope(shield=True):
+                await ws.aclose()

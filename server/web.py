@@ -1,0 +1,70 @@
+"""What the server answers over plain HTTP, on the WebSocket's port.
+
+* ``GET /healthz``: 200, ``{"status": "ok", "uptime_ms", "tables", "connections"}``.
+* ``GET /metrics``: the Prometheus text format (``server.metrics``).
+* ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
+  ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
+  admin token at all).
+* anything else: a static file (``server.static``).
+
+Nothing here shows a seat token, a hidden card or a sealed offer: counts, games and states, and the
+connections' public summaries.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import h11
+import trio
+
+from server import metrics, static
+from server.transport.http import Response, text
+
+if TYPE_CHECKING:
+    from server.app import Server
+
+NO_STORE = [("cache-control", "no-store")]
+
+
+class Web:
+    def __init__(self, server: "Server", root: str) -> None:
+        self.server = server
+        self.root = root
+
+    async def respond(self, request: h11.Request) -> Response:
+        if request.method not in (b"GET", b"HEAD"):
+            return Response(405, b"this server answers GET and HEAD\n", headers=[("allow", "GET, HEAD")])
+        target = request.target.decode("ascii", "replace")
+        path = target.split("?", 1)[0]
+        if path == "/healthz":
+            return self._health()
+        if path == "/metrics":
+            assert self.server.lobby is not None
+            body = metrics.render(len(self.server.connections), self.server.lobby.summaries())
+            return Response(200, body, metrics.CONTENT_TYPE, list(NO_STORE))
+        if path == "/admin/connections":
+            return self._connections(request)
+        return await trio.to_thread.run_sync(static.load, self.root, target)
+
+    def _health(self) -> Response:
+        server = self.server
+        assert server.lobby is not None
+        return _json({"status": "ok", "uptime_ms": int((trio.current_time() - server.started) * 1000),
+                      "tables": len(server.lobby.tables), "connections": len(server.connections)})
+
+    def _connections(self, request: h11.Request) -> Response:
+        if self.server.config.admin_token is None:
+            return text(404, "not found\n")
+        given = [v for k, v in request.headers if k == b"authorization"]
+        if len(given) != 1 or not given[0].startswith(b"Bearer "):
+            return Response(401, b"this needs Authorization: Bearer <admin token>\n",
+                            headers=[("www-authenticate", 'Bearer realm="parsimonia"'), *NO_STORE])
+        if not self.server.is_admin(given[0][len(b"Bearer "):].strip().decode("utf-8", "replace")):
+            return text(403, "that is not the admin token\n")
+        return _json({"connections": [c.summary() for c in self.server.connections.values()]})
+
+
+def _json(value: dict[str, Any]) -> Response:
+    return Response(200, json.dumps(value, separators=(",", ":")).encode(), "application/json", list(NO_STORE))

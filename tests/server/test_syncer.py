@@ -1,0 +1,85 @@
+"""One syncer for every journal of a data directory: one thread hand-off per round, failures kept apart."""
+
+from __future__ import annotations
+
+import trio
+
+from server.journal import Journal, Syncer, read_journal
+
+
+async def test_one_round_writes_every_dirty_journal_in_one_thread_hand_off(tmp_path, monkeypatch):
+    hand_offs: list[int] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn, writes, **kw):
+        hand_offs.append(len(writes))
+        return await real(fn, writes, **kw)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    syncer = Syncer()
+    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(50)]
+    durable: list[int] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n, journal in enumerate(journals):
+            journal.append({"k": "tick", "at": n})
+            journal.after_durable(lambda n=n: durable.append(n))
+        await trio.testing.wait_all_tasks_blocked()
+        while len(durable) < 50:
+            await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert hand_offs == [50] and syncer.rounds == 1
+    assert sorted(durable) == list(range(50))
+    assert all(j.closed for j in journals)  # the syncer closes what it holds when it stops
+    assert [read_journal(j.path).records for j in journals[:2]] == [[{"k": "tick", "at": 0}], [{"k": "tick", "at": 1}]]
+
+
+async def test_a_journal_whose_write_fails_fails_alone(tmp_path):
+    syncer = Syncer()
+    good = syncer.add(Journal(str(tmp_path / "t1.journal"), "write"))
+    bad = syncer.add(Journal(str(tmp_path / "t2.journal"), "write"))
+    failures: list[OSError] = []
+    bad.on_failure = failures.append
+
+    def disk_full(data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    bad._write = disk_full  # type: ignore[method-assign]
+    acknowledged: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n in range(3):
+            good.append({"k": "tick", "at": n})
+            good.after_durable(lambda: acknowledged.append("good"))
+            bad.append({"k": "tick", "at": n})
+            bad.after_durable(lambda: acknowledged.append("bad"))
+            await trio.sleep(0.01)
+        good.finish()
+        good.after_durable(nursery.cancel_scope.cancel)
+    assert acknowledged == ["good"] * 3
+    assert len(failures) == 1 and failures[0].errno == 28 and bad.failed is failures[0] and bad.closed
+    assert [r["at"] for r in read_journal(good.path).records] == [0, 1, 2]
+
+
+async def test_records_appended_during_a_round_wait_for_the_next(tmp_path):
+    syncer = Syncer()
+    journal = syncer.add(Journal(str(tmp_path / "t1.journal"), "fsync"))
+    rounds_seen: list[int] = []
+    real_write = journal._write
+
+    def write(data: bytes) -> None:
+        trio.from_thread.run_sync(journal.append, {"k": "tick", "at": 99})  # arrives while the round runs
+        journal._write = real_write  # type: ignore[method-assign]
+        real_write(data)
+
+    journal._write = write  # type: ignore[method-assign]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        journal.append({"k": "tick", "at": 1})
+        journal.after_durable(lambda: rounds_seen.append(syncer.rounds))
+        await trio.sleep(0.05)
+        journal.after_durable(lambda: rounds_seen.append(syncer.rounds))
+        journal.finish()
+        journal.after_durable(nursery.cancel_scope.cancel)
+    assert rounds_seen == [1, 2]
+    assert [r["at"] for r in read_journal(journal.path).records] == [1, 99]

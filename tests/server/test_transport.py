@@ -1,0 +1,294 @@
+"""The WebSocket layer on raw TCP: frames written by hand, the server's frames read with wsproto's client
+side. RFC 6455 behaviour (pings, close codes, violations), the size refusal from the header, frames
+split across reads, slow readers, and frames shared between connections."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from collections import deque
+from typing import Any
+
+import msgpack
+import pytest
+import trio
+from wsproto.connection import Connection, ConnectionType
+from wsproto.events import BytesMessage, CloseConnection, Event, Pong
+from wsproto.frame_protocol import FrameProtocol
+
+from protocol.codec import encode
+from protocol.messages import PROTOCOL_VERSION
+from server.transport import frames
+from server.transport.websocket import WebSocket
+
+HANDSHAKE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+BINARY, TEXT, CONTINUATION, CLOSE, PING = 0x2, 0x1, 0x0, 0x8, 0x9
+
+
+def client_frame(opcode: int, payload: bytes, *, fin: bool = True, announce: int | None = None,
+                 masked: bool = True, rsv: int = 0) -> bytes:
+    """A client frame; ``announce`` claims another payload length than the payload sent."""
+    n = len(payload) if announce is None else announce
+    head = bytes([(0x80 if fin else 0) | rsv | opcode])
+    mask_bit = 0x80 if masked else 0
+    if n < 126:
+        head += bytes([mask_bit | n])
+    elif n < 65536:
+        head += bytes([mask_bit | 126]) + struct.pack("!H", n)
+    else:
+        head += bytes([mask_bit | 127]) + struct.pack("!Q", n)
+    if not masked:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+class Wire:
+    """A WebSocket client that sends raw bytes and parses what the server sends with wsproto."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.parser = Connection(ConnectionType.CLIENT)
+        self.events: deque[Event] = deque()
+        self.eof = False
+
+    @classmethod
+    async def open(cls, server: Any, hello: bool = True) -> "Wire":
+        stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+        await stream.send_all(HANDSHAKE)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += await stream.receive_some(4096)
+        head, rest = head.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 101 "), head
+        wire = cls(stream)
+        wire.parser.receive_data(rest)
+        if hello:
+            await wire.send(encode({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "client": "wire"}))
+            assert (await wire.message())["type"] == "welcome"
+        return wire
+
+    async def send(self, payload: bytes, opcode: int = BINARY) -> None:
+        await self.stream.send_all(client_frame(opcode, payload))
+
+    async def event(self) -> Event | None:
+        """The next event from the server, or None at the end of the stream."""
+        self.events.extend(self.parser.events())
+        with trio.fail_after(10):
+            while not self.events:
+                if self.eof:
+                    return None
+                try:
+                    data = await self.stream.receive_some(65536)
+                except trio.BrokenResourceError:
+                    data = b""
+                if not data:
+                    self.eof = True
+                    continue
+                self.parser.receive_data(data)
+                self.events.extend(self.parser.events())
+        return self.events.popleft()
+
+    async def message(self) -> dict[str, Any]:
+        event = await self.event()
+        assert isinstance(event, BytesMessage), event
+        return msgpack.unpackb(event.data)
+
+    async def closed(self) -> CloseConnection:
+        """Skip to the server's close frame, and check the server then ends the stream."""
+        while not isinstance(event := await self.event(), CloseConnection):
+            assert event is not None, "the stream ended without a close frame"
+        return event
+
+
+# ------------------------------------------------------------------ size, from the header
+
+
+async def test_a_header_announcing_too_big_a_message_is_closed_1009_before_its_payload(server):
+    wire = await Wire.open(server)
+    limit = 2 * server.config.limits.max_frame_bytes
+    await wire.stream.send_all(client_frame(BINARY, b"", announce=limit + 1))  # the header alone
+    close = await wire.closed()
+    assert close.code == 1009 and str(limit) in close.reason
+    assert not server.connections or all(c.closed for c in server.connections.values())
+
+
+async def test_the_1009_close_reaches_a_client_that_keeps_sending_its_payload(server):
+    wire = await Wire.open(server)
+    await wire.stream.send_all(client_frame(BINARY, b"", announce=50_000_000))
+    junk = b"\x00" * 65536
+
+    async def keep_sending() -> None:
+        try:
+            for _ in range(64):
+                await wire.stream.send_all(junk)
+        except trio.BrokenResourceError:
+            pass
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keep_sending)
+        assert (await wire.closed()).code == 1009
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_fragmented_message_counts_all_its_frames(server):
+    wire = await Wire.open(server)
+    piece = b"\x00" * 60_000
+    for _ in range(2):
+        await wire.stream.send_all(client_frame(BINARY if _ == 0 else CONTINUATION, piece, fin=False))
+    await wire.stream.send_all(client_frame(CONTINUATION, piece, fin=True))
+    assert (await wire.closed()).code == 1009
+
+
+# ------------------------------------------------------------------ RFC 6455 control frames
+
+
+async def test_a_ping_is_answered_with_its_payload(server):
+    wire = await Wire.open(server)
+    await wire.send(b"are you there", PING)
+    pong = await wire.event()
+    assert isinstance(pong, Pong) and pong.payload == b"are you there"
+
+
+@pytest.mark.parametrize(("payload", "code"), [(struct.pack("!H", 4001) + b"bye", 4001), (b"", 1005),
+                                               (struct.pack("!H", 1000), 1000)])
+async def test_the_clients_close_code_is_echoed_and_the_connection_ends(server, payload, code):
+    wire = await Wire.open(server)
+    await wire.send(payload, CLOSE)
+    close = await wire.closed()
+    assert close.code == code
+    assert await wire.event() is None  # and the server closed TCP
+
+
+@pytest.mark.parametrize(("frame", "code"), [
+    (client_frame(BINARY, b"\x80", masked=False), 1002),  # a client must mask
+    (client_frame(BINARY, b"\x80", rsv=0x40), 1002),  # no extension was negotiated
+    (client_frame(CONTINUATION, b"\x80"), 1002),  # nothing to continue
+    (client_frame(0x3, b""), 1002),  # a reserved opcode
+    (client_frame(PING, b"", fin=False), 1002),  # a fragmented control frame
+    (client_frame(TEXT, b"\xff\xfe"), 1007),  # not UTF-8
+])
+async def test_protocol_violations_are_closed_with_wsprotos_code(server, frame, code):
+    wire = await Wire.open(server)
+    await wire.stream.send_all(frame)
+    assert (await wire.closed()).code == code
+    async with trio.open_nursery():  # the server goes on
+        other = await Wire.open(server)
+        await other.send(encode({"type": "ping", "id": 5}))
+        assert (await other.message())["type"] == "pong"
+
+
+async def test_a_text_frame_is_refused_malformed_then_closed_1008(server):
+    wire = await Wire.open(server)
+    await wire.send(b'{"type": "ping"}', TEXT)
+    error = await wire.message()
+    assert error["type"] == "error" and error["code"] == "malformed"
+    assert (await wire.closed()).code == 1008
+
+
+# ------------------------------------------------------------------ framing across reads
+
+
+async def test_frames_split_across_tcp_reads_and_fragmented_messages_are_reassembled(server):
+    stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+    wire = Wire(stream)
+    hello = client_frame(BINARY, encode({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "client": "slow"}))
+    head = HANDSHAKE + hello
+    for i in range(len(head)):  # one byte per write, handshake included
+        await stream.send_all(head[i:i + 1])
+        await trio.sleep(0.001)
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        reply += await stream.receive_some(4096)
+    wire.parser.receive_data(reply.split(b"\r\n\r\n", 1)[1])
+    assert (await wire.message())["type"] == "welcome"
+    ping = encode({"type": "ping", "id": 9})
+    parts = [client_frame(BINARY, ping[:3], fin=False), client_frame(PING, b"mid"),
+             client_frame(CONTINUATION, ping[3:6], fin=False), client_frame(CONTINUATION, ping[6:])]
+    data = b"".join(parts)
+    for i in range(0, len(data), 5):
+        await stream.send_all(data[i:i + 5])
+        await trio.sleep(0.001)
+    first = await wire.event()
+    assert isinstance(first, Pong) and first.payload == b"mid"  # a control frame may come between fragments
+    pong = await wire.message()
+    assert pong["type"] == "pong" and pong["re"] == 9
+
+
+# ------------------------------------------------------------------ writing: at once, or queued, or dropped
+
+
+async def _socket_pair(queue_size: int, nursery: trio.Nursery) -> tuple[WebSocket, socket.socket]:
+    ours, theirs = socket.socketpair()
+    for sock, option in ((ours, socket.SO_SNDBUF), (theirs, socket.SO_RCVBUF)):
+        sock.setsockopt(socket.SOL_SOCKET, option, 4096)
+    ours.setblocking(False)
+    theirs.setblocking(False)
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
+    return WebSocket(stream, ours, b"", 65536, queue_size, nursery), theirs
+
+
+def _drain(sock: socket.socket) -> int:
+    got = 0
+    try:
+        while chunk := sock.recv(65536):
+            got += len(chunk)
+    except BlockingIOError:
+        pass
+    return got
+
+
+async def test_a_stalled_reader_is_refused_after_its_queue_while_a_reading_one_gets_everything():
+    wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 1000)
+    async with trio.open_nursery() as nursery:
+        stalled, _stalled_peer = await _socket_pair(8, nursery)
+        reading, reading_peer = await _socket_pair(8, nursery)
+        received = 0
+        accepted = 0
+        for n in range(500):
+            if stalled.send(wire):
+                accepted += 1
+            assert reading.send(wire)
+            if n % 4 == 0:
+                await trio.sleep(0.001)  # the writer task of the reading one runs
+                received += _drain(reading_peer)
+        assert stalled.queued == 8 and accepted < 500  # the kernel's buffers, then 8 frames, then refused
+        while reading.queued or received < 500 * len(wire):
+            await trio.sleep(0.001)
+            received += _drain(reading_peer)
+        assert received == 500 * len(wire)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_frame_the_socket_takes_is_written_at_once_without_a_task(monkeypatch):
+    async with trio.open_nursery() as nursery:
+        ws, peer = await _socket_pair(8, nursery)
+        started: list[object] = []
+        monkeypatch.setattr(nursery, "start_soon", lambda *a: started.append(a))
+        assert ws.send(frames.frame(b"hi"))
+        assert peer.recv(100) == b"\x82\x02hi" and started == [] and ws.queued == 0
+        nursery.cancel_scope.cancel()
+
+
+# ------------------------------------------------------------------ one encoding for many connections
+
+
+def test_a_payload_sent_to_many_connections_is_framed_once(monkeypatch):
+    made: list[bytes] = []
+    real = frames.frame
+    monkeypatch.setattr(frames, "frame", lambda p: (made.append(p), real(p))[1])
+    event = encode({"type": "event", "seq": 1})
+    wires = set()
+    for n in range(6000):
+        wires.add(id(frames.shared(event)))
+        if n % 100 == 0:
+            frames.shared(encode({"type": "view", "n": n}))  # other frames come in between
+    assert made.count(event) == 1 and len(wires) == 1
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70000])
+def test_our_frames_are_wsprotos_server_frames(size):
+    payload = os.urandom(size)
+    assert frames.frame(payload) == bytes(FrameProtocol(client=False, extensions=[]).send_data(payload))

@@ -1,0 +1,208 @@
+"""HTTP on the WebSocket's port: static files and their safety, /healthz, /metrics, the admin listing,
+keep-alive, and the bounds on a request's size and time."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import h11
+import pytest
+import trio
+
+from server.transport import http as http_module
+from tests.server.conftest import connect, create_table, join
+
+ADMIN = "organiser-token-0123456789abcdef"
+
+
+class Client:
+    """One HTTP/1.1 connection (kept alive), through h11's client side."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.h11 = h11.Connection(h11.CLIENT)
+
+    @classmethod
+    async def open(cls, server: Any) -> "Client":
+        return cls(await trio.open_tcp_stream("127.0.0.1", server.port))
+
+    async def get(self, target: str, method: str = "GET", **headers: str) -> tuple[int, dict[str, str], bytes]:
+        if self.h11.our_state is h11.DONE:
+            self.h11.start_next_cycle()
+        request = h11.Request(method=method, target=target,
+                              headers=[("host", "127.0.0.1"), *[(k.replace("_", "-"), v) for k, v in headers.items()]])
+        await self.stream.send_all(self.h11.send(request) + self.h11.send(h11.EndOfMessage()))
+        response, body = None, b""
+        with trio.fail_after(10):
+            while True:
+                event = self.h11.next_event()
+                if event is h11.NEED_DATA:
+                    self.h11.receive_data(await self.stream.receive_some(65536))
+                elif isinstance(event, h11.Response):
+                    response = event
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+        assert response is not None
+        return response.status_code, {k.decode(): v.decode() for k, v in response.headers}, body
+
+
+async def get(server: Any, target: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    return await (await Client.open(server)).get(target, **headers)
+
+
+async def raw(server: Any, data: bytes) -> bytes:
+    """What the server answers to these bytes, up to its closing the connection."""
+    stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+    await stream.send_all(data)
+    out = b""
+    with trio.fail_after(30):
+        while chunk := await stream.receive_some(65536):
+            out += chunk
+    return out
+
+
+@pytest.fixture
+def web_root(tmp_path):
+    root = tmp_path / "dist"
+    (root / "assets").mkdir(parents=True)
+    (root / "index.html").write_text("<!doctype html><title>web client</title>")
+    (root / "assets" / "app.js").write_text("console.log('hi')")
+    (root / "assets" / "style.css").write_text("body{}")
+    (root / "assets" / "blob.bin").write_bytes(b"\x00\x01")
+    (root / ".secret").write_text("hidden")
+    (tmp_path / "outside.txt").write_text("not served")
+    (root / "escape").symlink_to(tmp_path / "outside.txt")
+    return root
+
+
+# ------------------------------------------------------------------ static files
+
+
+async def test_static_files_are_served_with_their_types_over_one_kept_alive_connection(start_server, web_root):
+    server = await start_server(web_root=str(web_root))
+    client = await Client.open(server)
+    status, headers, body = await client.get("/")
+    assert status == 200 and body.startswith(b"<!doctype html>") and headers["content-type"].startswith("text/html")
+    for target, kind in (("/assets/app.js", "text/javascript"), ("/assets/style.css", "text/css"),
+                         ("/assets/blob.bin", "application/octet-stream"), ("/index.html?v=3", "text/html")):
+        status, headers, _ = await client.get(target)
+        assert status == 200 and headers["content-type"].startswith(kind), target
+        assert headers["x-content-type-options"] == "nosniff"
+    status, headers, body = await client.get("/assets/app.js", method="HEAD")
+    assert status == 200 and body == b"" and headers["content-length"] == str(len("console.log('hi')"))
+
+
+@pytest.mark.parametrize("target", ["/../outside.txt", "/assets/../../outside.txt", "/%2e%2e/outside.txt",
+                                    "/assets/%2e%2e/%2e%2e/outside.txt", "/.secret", "/escape", "/nothing.js",
+                                    "/assets", "/%00", "/assets%5c..%5c..%5coutside.txt", "/%ff", "//etc/passwd"])
+async def test_paths_that_leave_the_root_or_name_nothing_are_404(start_server, web_root, target):
+    server = await start_server(web_root=str(web_root))
+    status, _, body = await get(server, target)
+    assert status == 404, target
+    assert b"not served" not in body and b"hidden" not in body
+
+
+async def test_without_a_built_web_client_a_placeholder_says_what_this_is(start_server, tmp_path):
+    server = await start_server(web_root=str(tmp_path / "missing"))
+    status, headers, body = await get(server, "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert b"Parsimonia server" in body and b"ws://" in body
+    assert (await get(server, "/app.js"))[0] == 404
+
+
+async def test_other_methods_are_405(server):
+    status, headers, _ = await (await Client.open(server)).get("/", method="DELETE")
+    assert status == 405 and "GET" in headers["allow"]
+
+
+# ------------------------------------------------------------------ health and metrics
+
+
+async def test_healthz_and_metrics_count_tables_and_connections(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = await create_table(a, 2)
+        await join(a, table)
+        status, headers, body = await get(server, "/healthz")
+        assert status == 200 and headers["content-type"] == "application/json"
+        health = json.loads(body)
+        assert health["status"] == "ok" and health["tables"] == 1 and health["connections"] == 2
+        assert isinstance(health["uptime_ms"], int)
+        await join(b, table)
+        await b.event("game_started")
+        status, headers, body = await get(server, "/metrics")
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    text = body.decode()
+    assert "parsimonia_connections 2.0" in text
+    assert 'parsimonia_tables{game="parsimonia",state="running"} 1.0' in text
+    for name in ("parsimonia_frames_in_total", "parsimonia_bytes_out_total", "parsimonia_commands_total",
+                 "parsimonia_table_step_seconds_bucket", "parsimonia_timer_lateness_seconds_bucket",
+                 "parsimonia_journal_sync_seconds_bucket", "parsimonia_slow_clients_dropped_total"):
+        assert name in text, name
+    token = server.lobby.tables[table].seats[0].token
+    assert token not in text and token not in json.dumps(health)
+
+
+# ------------------------------------------------------------------ the admin listing
+
+
+async def test_admin_connections_needs_the_bearer_token(start_server, autojump_clock):
+    server = await start_server(admin_token=ADMIN)
+    async with connect(server, "someone"):
+        status, headers, _ = await get(server, "/admin/connections")
+        assert status == 401 and headers["www-authenticate"].startswith("Bearer")
+        assert (await get(server, "/admin/connections", authorization="Basic " + ADMIN))[0] == 401
+        assert (await get(server, "/admin/connections", authorization="Bearer " + ADMIN[:-1] + "x"))[0] == 403
+        status, _, body = await get(server, "/admin/connections", authorization="Bearer " + ADMIN)
+    assert status == 200
+    listing = json.loads(body)["connections"]
+    assert [c["client"] for c in listing] == ["someone"] and ADMIN not in body.decode()
+
+
+async def test_admin_connections_is_404_on_a_server_without_an_admin_token(server):
+    assert (await get(server, "/admin/connections", authorization="Bearer anything"))[0] == 404
+
+
+# ------------------------------------------------------------------ bounds
+
+
+async def test_a_request_head_over_the_bound_is_431(server):
+    answer = await raw(server, b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * (20 * 1024) + b"\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+async def test_a_body_over_the_bound_is_413(server):
+    answer = await raw(server, b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000)
+    assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+async def test_not_http_is_400(server):
+    assert (await raw(server, b"\x16\x03\x01\x02\x00 hello TLS\r\n\r\n")).startswith(b"HTTP/1.1 400 ")
+
+
+async def test_a_slowloris_is_cut_off_after_the_request_timeout(server, autojump_clock):
+    stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+    t0 = trio.current_time()
+    await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
+    answer = b""
+    with trio.fail_after(60):
+        try:
+            for n in range(1000):  # a header line every 2 s, never the end of the head
+                await stream.send_all(b"X-%d: y\r\n" % n)
+                with trio.move_on_after(2):
+                    answer += await stream.receive_some(4096)
+                if answer:
+                    break
+        except trio.BrokenResourceError:
+            pass
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert trio.current_time() - t0 <= http_module.REQUEST_TIMEOUT_S + 2
+
+
+async def test_a_bad_websocket_handshake_is_refused_with_its_status(server):
+    base = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    key = b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    assert (await raw(server, base + key + b"Sec-WebSocket-Version: 8\r\n\r\n")).startswith(b"HTTP/1.1 426 ")
+    assert (await raw(server, base + b"Sec-WebSocket-Version: 13\r\n\r\n")).startswith(b"HTTP/1.1 400 ")
