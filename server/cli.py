@@ -14,7 +14,7 @@ from clients.players import PLAYERS
 from server.limits import ClientLimits
 
 DESCRIPTION = ("Parsimonia: a real-time auction and timer server for timed card games, with reference bots, "
-               "a spectator view and a tournament director. `parsimonia COMMAND --help` tells more.")
+               "a spectator view and a tournament director. Run parsimonia COMMAND --help for a command's options.")
 STOPPED_TOURNAMENT = "stopped; run the same command again to carry on"
 
 
