@@ -108,10 +108,11 @@ async def watch(url: str, table: str, out: Callable[[str], None] = print) -> dic
     """Print ``table``'s events until its result (at once if it is over) and return the result. Raises
     ``ServerError`` if the server refuses (e.g. ``no_such_table``) and ``ConnectionClosed`` if it goes away."""
     spectator = Spectator(out)
+    view_request = {"type": "view", "id": 3, "table": table}
     async with open_websocket_url(url) as ws:
         await call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-watch")
         await ws.send_message(encode({"type": "watch", "id": 2, "table": table, "views": False}))
-        await ws.send_message(encode({"type": "view", "id": 3, "table": table}))
+        await ws.send_message(encode(view_request))
         while spectator.result is None:
             msg = decode(await ws.get_message())
             if msg["type"] == "error" and msg.get("re") in (2, 3):
@@ -122,4 +123,6 @@ async def watch(url: str, table: str, out: Callable[[str], None] = print) -> dic
                 spectator.on_view(msg)
             elif msg["type"] == "event":
                 spectator.on_event(msg)
+                if spectator.static is None and msg["event"].get("type") == "game_started":
+                    await ws.send_message(encode(view_request))  # the card table comes with the first view
     return spectator.result
