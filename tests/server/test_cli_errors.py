@@ -82,7 +82,7 @@ def busy_port() -> Iterator[int]:
         yield s.getsockname()[1]
 
 
-def start_server(cwd: Path, env: dict[str, str] | None = None) -> tuple[Cli, str]:
+def serve_process(cwd: Path, env: dict[str, str] | None = None) -> tuple[Cli, str]:
     server = Cli("serve", "--port", "0", "--sync", "off", "--log-level", "warning", cwd=cwd, env=env)
     banner = server.line()
     port = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
@@ -91,8 +91,8 @@ def start_server(cwd: Path, env: dict[str, str] | None = None) -> tuple[Cli, str
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    srv, url = start_server(tmp_path)
+def server_url(tmp_path: Path) -> Iterator[str]:
+    srv, url = serve_process(tmp_path)
     yield url
     srv.stop()
 
@@ -157,11 +157,11 @@ def test_a_read_only_data_directory_is_one_line(tmp_path):
     assert "cannot write" in one_line(err) and "--data" in err
 
 
-def test_a_wrong_token_is_one_line_and_ctrl_c_gives_the_waiting_seat_back(tmp_path, server):
-    waiting = Cli("bot", "greedy", "--url", server, "--seats", "2", cwd=tmp_path)
+def test_a_wrong_token_is_one_line_and_ctrl_c_gives_the_waiting_seat_back(tmp_path, server_url):
+    waiting = Cli("bot", "greedy", "--url", server_url, "--seats", "2", cwd=tmp_path)
     try:
-        wait_for(lambda: [t["taken"] for t in tables(server)] == [1])
-        code, out, err = run("bot", "greedy", "--url", server, "--table", "t1", "--token", "wrong", cwd=tmp_path)
+        wait_for(lambda: [t["taken"] for t in tables(server_url)] == [1])
+        code, out, err = run("bot", "greedy", "--url", server_url, "--table", "t1", "--token", "wrong", cwd=tmp_path)
         assert code == 1
         assert "bad_token" in one_line(err) and "--token" in err
         waiting.interrupt()
@@ -169,11 +169,11 @@ def test_a_wrong_token_is_one_line_and_ctrl_c_gives_the_waiting_seat_back(tmp_pa
     finally:
         waiting.stop()
     assert code == 130 and "stopped" in one_line(err)
-    wait_for(lambda: [t["taken"] for t in tables(server)] == [0])  # the seat was given back
+    wait_for(lambda: [t["taken"] for t in tables(server_url)] == [0])  # the seat was given back
 
 
 def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
-    srv, url = start_server(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+    srv, url = serve_process(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
     try:
         code, out, err = run("demo", "--url", url, cwd=tmp_path)
     finally:
@@ -183,7 +183,7 @@ def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
 
 
 def test_watch_ctrl_c_exits_130_and_a_stopping_server_is_one_line(tmp_path):
-    srv, url = start_server(tmp_path)
+    srv, url = serve_process(tmp_path)
     try:
         trio.run(lambda: request_once(url, "create", game="parsimonia", seats=2))
         watcher = Cli("watch", "--url", url, "--table", "t1", cwd=tmp_path)
