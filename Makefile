@@ -1,5 +1,8 @@
 # Quick start: `make run` (the main job) and `make test`. Both build .venv from pyproject.toml on first use.
+# `make run PORT=9000 HOST=0.0.0.0` serves on another port or address.
 PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 8765
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -13,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/parsimonia serve
+	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -17,7 +17,11 @@ last sequence number it saw, and play goes on. ``run_bot`` returns the game's re
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import os
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +34,8 @@ from protocol.messages import PROTOCOL_VERSION
 from protocol.views import player_view
 
 RECONNECT_DELAYS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+DEFAULT_URL = "ws://127.0.0.1:8765"
+LEAVE_TIMEOUT_S = 2.0  # how long a bot stopped before the start waits to give its seat back
 
 
 class ServerError(Exception):
@@ -62,6 +68,7 @@ class BotSession:
     give_up_after_s: float = 600.0  # how long to keep reconnecting to a server that is gone
     seat: Seat | None = None
     static: dict[str, Any] = field(default_factory=dict)  # the game's static part, from joined / resumed
+    started: bool = False  # the game has begun: a seat can no longer be given back with `leave`
     result: dict[str, Any] | None = None
     actions: int = 0
     reconnects: int = 0
@@ -124,8 +131,13 @@ class BotSession:
             self.seat.seat = resumed["seat"]
             self.static = resumed["static"]
             self.joined.set()
-        while self.result is None:
-            await self._on_push(ws, decode(await ws.get_message()))
+        try:
+            while self.result is None:
+                await self._on_push(ws, decode(await ws.get_message()))
+        except (trio.Cancelled, KeyboardInterrupt):  # stopped: give the seat back while the table still waits
+            if self.seat is not None and not self.started:
+                await _leave(ws, self.seat.table)
+            raise
 
     async def _find_table(self, ws: WebSocketConnection) -> str:
         listing = await self._request(ws, "tables")
@@ -142,12 +154,14 @@ class BotSession:
             if msg["seq"] > seat.last_seq + 1:  # a gap: ask for the whole picture
                 await ws.send_message(encode({"type": "view", "table": seat.table}))
             seat.last_seq = max(seat.last_seq, msg["seq"])
+            self.started = self.started or msg["event"].get("type") == "game_started"
             if msg["event"].get("type") == "result":
                 self.result = msg["event"]["result"]
         elif kind == "view" and seat is not None and msg["seat"] == seat.seat:
             if msg["seq"] < seat.last_seq:
                 return  # an older picture than events already seen; a fresher view follows
             seat.last_seq = msg["seq"]
+            self.started = self.started or msg["view"].get("phase") != "waiting"
             if self._in_flight is not None:
                 return  # this view predates our last command; the one after its answer is current
             if not msg["legal"]:
@@ -165,9 +179,38 @@ class BotSession:
             self._in_flight = None
 
 
-async def run_bot(url: str, player: Player, **options: Any) -> dict[str, Any]:
-    """Play one game with ``player`` and return the table's result. ``options``: see ``BotSession``."""
-    return await BotSession(url, player, **options).run()
+async def _leave(ws: WebSocketConnection, table: str) -> None:
+    """Send ``leave`` for ``table`` even from a cancelled task, giving up after ``LEAVE_TIMEOUT_S``."""
+    with trio.CancelScope(shield=True), trio.move_on_after(LEAVE_TIMEOUT_S):
+        try:
+            await ws.send_message(encode({"type": "leave", "table": table}))
+        except (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the connection is gone: the seat waits for a resume instead
+
+
+def seat_options(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The seat a bot was given on its command line (``--url``, ``--table``, ``--token``, as ``--token X``
+    or ``--token=X``) or, failing that, in ``PARSIMONIA_URL``, ``PARSIMONIA_TABLE`` and
+    ``PARSIMONIA_TOKEN``: what a tournament director passes to every bot it starts. Other arguments are
+    left alone. ``url`` defaults to ``ws://127.0.0.1:8765``; ``table`` and ``token`` to None."""
+    argv = sys.argv[1:] if argv is None else argv
+    environ = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    for name in ("url", "table", "token"):
+        parser.add_argument(f"--{name}")
+    given = vars(parser.parse_known_args(list(argv))[0])
+    seat = {name: given[name] or environ.get(f"PARSIMONIA_{name.upper()}") or None for name in given}
+    seat["url"] = seat["url"] or DEFAULT_URL
+    return seat
+
+
+async def run_bot(url: str | None, player: Player, **options: Any) -> dict[str, Any]:
+    """Play one game with ``player`` and return the table's result. ``options``: see ``BotSession``.
+    ``url``, ``table`` and ``token`` left out (or None) come from ``seat_options()``, so a bot started
+    by a tournament director takes the seat it was given."""
+    seat = seat_options()
+    options = {**options, **{k: seat[k] for k in ("table", "token") if options.get(k) is None}}
+    return await BotSession(url or seat["url"], player, **options).run()
 
 
 async def call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""``parsimonia watch``: follow a table as a spectator and print its events, one line each."""
+"""``parsimonia watch``: follow a table as a spectator, for a second screen at a tournament.
+
+One line per event, stamped with the game time since the start; players by name, deadlines as "in 4:32",
+and the game's own wording when it has one (``server.games.words_for``). Joining mid-game prints a summary
+of the state first; a table that is already over prints its result. This file knows no game's rules.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +11,118 @@ from typing import Any, Callable
 
 from trio_websocket import open_websocket_url
 
+from clients.narrate import clock, default_names, result_lines, seat_names
+from clients.sdk import ServerError, call
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+from server.games import words_for
+
+SEAT_FIELDS = ("seat", "to", "winner", "seller", "current")
+TIME_FIELDS = ("deadline", "closes_at")
 
 
-def describe(msg: dict[str, Any]) -> str:
-    event = msg["event"]
-    fields = " ".join(f"{k}={v}" for k, v in event.items()
-                      if k not in ("type", "at") and not (k == "auction" and isinstance(v, dict)))
-    if isinstance(event.get("auction"), dict):
-        a = event["auction"]
-        fields = f"auction={a['id']} seller={a['seller']} lot={a['lot']} start={a['start_price']} " + fields
-    return f"[{msg['seq']:>5}] {msg['time'] / 1000:9.3f}s {event.get('type', '(hidden)')} {fields}".rstrip()
+class Spectator:
+    """What a spectator knows of its table, and the lines it prints for each message."""
+
+    def __init__(self, out: Callable[[str], None] = print) -> None:
+        self.out = out
+        self.static: dict[str, Any] | None = None
+        self.names: list[str] = []
+        self.words: Any = None
+        self.started_at: int | None = None
+        self.result: dict[str, Any] | None = None
+        self._seen_view = False
+
+    def on_watching(self, reply: dict[str, Any]) -> None:
+        if "static" in reply:
+            self.static = reply["static"]
+
+    def on_view(self, msg: dict[str, Any]) -> None:
+        view = msg["view"]
+        self.words = words_for(str(view.get("game")))
+        if self.static is None and "cards" in view:  # the card table and options inside every view, for now
+            self.static = {"cards": view["cards"], "config": view.get("config", {})}
+        self.names = seat_names(view.get("seats")) or self.names or default_names(len(view.get("players", [])))
+        if self.started_at is None and self.words is not None and self.static is not None:
+            self.started_at = self.words.started_at(view, self.static)
+        if self._seen_view:
+            return
+        self._seen_view = True
+        if view.get("result") is not None:
+            self._finish(msg["time"], view["result"])
+        elif view.get("phase") == "waiting":
+            self.out(f"{msg['table']}: waiting for players")
+        elif self.words is not None:
+            self.out(f"{msg['table']}: joined mid-game")
+            for line in self.words.summary(view, self.names):
+                self.out(line)
+
+    def on_event(self, msg: dict[str, Any]) -> None:
+        event = msg["event"]
+        kind = event.get("type")
+        if kind == "game_started":
+            self.started_at = event["at"]
+            self.names = seat_names(event["seats"]) or self.names
+        if kind == "result":
+            self._finish(msg["time"], event["result"])
+            return
+        self.out(self._stamp(msg["time"]) + self.describe(event))
+
+    def describe(self, event: dict[str, Any]) -> str:
+        if not event:
+            return "(a private event)"
+        if self.words is not None and self.static is not None:
+            line = self.words.describe(event, self.static, self.names)
+            if line is not None:
+                return line
+        if event.get("type") == "game_started":
+            return "game started: " + ", ".join(f"{s['name']} (seat {s['seat']})" for s in event["seats"])
+        return self.generic(event)
+
+    def generic(self, event: dict[str, Any]) -> str:
+        """``type key=value ...``, seats by name and times as "in m:ss"."""
+        at = event.get("at", 0)
+        parts = [str(event.get("type"))]
+        for key, value in event.items():
+            if key in ("type", "at"):
+                continue
+            if key in SEAT_FIELDS and isinstance(value, int) and 0 <= value < len(self.names):
+                value = self.names[value]
+            elif key in TIME_FIELDS and isinstance(value, int):
+                value = f"in {clock(value - at)}"
+            elif isinstance(value, dict):
+                value = "{" + " ".join(f"{k}={v}" for k, v in value.items()) + "}"
+            parts.append(f"{key}={value}")
+        return " ".join(parts)
+
+    def _stamp(self, time: int) -> str:
+        return f"[{clock(time - self.started_at):>7}] " if self.started_at is not None else ""
+
+    def _finish(self, time: int, result: dict[str, Any]) -> None:
+        self.result = result
+        for line in result_lines(result, self.names):
+            self.out(line if line.startswith(" ") else self._stamp(time) + line)
 
 
-async def watch(url: str, table: str, out: Callable[[str], None] = print) -> dict[str, Any] | None:
-    """Print every event of ``table`` until its result; return the result."""
+async def watch(url: str, table: str, out: Callable[[str], None] = print) -> dict[str, Any]:
+    """Print ``table``'s events until its result (at once if it is over) and return the result. Raises
+    ``ServerError`` if the server refuses (e.g. ``no_such_table``) and ``ConnectionClosed`` if it goes away."""
+    spectator = Spectator(out)
+    view_request = {"type": "view", "id": 3, "table": table}
     async with open_websocket_url(url) as ws:
-        await ws.send_message(encode({"type": "hello", "version": PROTOCOL_VERSION, "client": "parsimonia-watch"}))
-        await ws.send_message(encode({"type": "watch", "table": table, "views": False}))
-        while True:
+        await call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-watch")
+        await ws.send_message(encode({"type": "watch", "id": 2, "table": table, "views": False}))
+        await ws.send_message(encode(view_request))
+        while spectator.result is None:
             msg = decode(await ws.get_message())
-            if msg["type"] == "error":
-                out(f"error: {msg['code']}: {msg['message']}")
-                return None
-            if msg["type"] == "event":
-                out(describe(msg))
-                if msg["event"].get("type") == "result":
-                    return msg["event"]["result"]
+            if msg["type"] == "error" and msg.get("re") in (2, 3):
+                raise ServerError(msg)
+            if msg["type"] == "watching":
+                spectator.on_watching(msg)
+            elif msg["type"] == "view":
+                spectator.on_view(msg)
+            elif msg["type"] == "event":
+                spectator.on_event(msg)
+                if spectator.static is None and msg["event"].get("type") == "game_started":
+                    await ws.send_message(encode(view_request))  # the card table comes with the first view
+    return spectator.result

@@ -7,10 +7,15 @@ import json
 import logging
 import os
 import sys
-from typing import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Sequence
 
 from clients.players import PLAYERS
 from server.limits import ClientLimits
+
+DESCRIPTION = ("Parsimonia: a real-time auction and timer server for timed card games, with reference bots, "
+               "a spectator view and a tournament director. Run parsimonia COMMAND --help for a command's options.")
+STOPPED_TOURNAMENT = "stopped; run the same command again to carry on"
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -47,33 +52,42 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"parsimonia serve: {exc}", file=sys.stderr)
         return 2
-    url = f"ws://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
-    print(
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        data_dir=None if args.sync == "off" else args.data,
+        sync=args.sync,
+        admin_token=admin_token,
+        client=ClientLimits(
+            messages_per_s=args.max_messages_per_s,
+            bytes_per_s=args.max_bytes_per_s,
+            connections_per_ip=args.max_connections_per_ip,
+            tables_per_client=args.max_tables_per_client,
+        ),
+    )
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(Server(config).run)
+            print(_banner(args.host, server.port), flush=True)  # once listening: the port is ours
+
+    try:
+        trio.run(serve)
+    except* KeyboardInterrupt:  # Ctrl-C is how a server is stopped
+        pass
+    return 0
+
+
+def _banner(host: str, port: int) -> str:
+    url = f"ws://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    return (
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
         f"  play a demo game:  parsimonia demo --url {url}\n"
         f"  seat a bot:        parsimonia bot greedy --url {url} [--table ID]\n"
         f"  watch a table:     parsimonia watch --url {url} --table ID\n"
-        "  stop with Ctrl-C",
-        flush=True,
+        f"  list the tables:   parsimonia tables --url {url}\n"
+        "  stop with Ctrl-C"
     )
-    try:
-        config = ServerConfig(
-            host=args.host,
-            port=args.port,
-            data_dir=None if args.sync == "off" else args.data,
-            sync=args.sync,
-            admin_token=admin_token,
-            client=ClientLimits(
-                messages_per_s=args.max_messages_per_s,
-                bytes_per_s=args.max_bytes_per_s,
-                connections_per_ip=args.max_connections_per_ip,
-                tables_per_client=args.max_tables_per_client,
-            ),
-        )
-        trio.run(Server(config).run)
-    except* KeyboardInterrupt:  # trio may deliver Ctrl-C wrapped in an exception group
-        pass
-    return 0
 
 
 def _admin_token(path: str | None) -> str | None:
@@ -92,19 +106,36 @@ def _admin_token(path: str | None) -> str | None:
 def _bot(args: argparse.Namespace) -> int:
     import trio
 
+    from clients.narrate import Narrated, result_lines
     from clients.players import make_player
     from clients.sdk import run_bot
 
-    player = make_player(args.kind, args.seed)
+    if args.json:
+        player = make_player(args.kind, args.seed)
+    else:
+        _line_buffered()
+        player = Narrated(make_player(args.kind, args.seed))
     name = args.name or f"{args.kind}-bot"
     token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
     table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
     if token and not table:
         print("parsimonia bot: a seat token goes with --table", file=sys.stderr)
         return 2
-    result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token))
-    print(json.dumps(result, sort_keys=True))
+    create = {} if args.time_scale is None else {"time_scale": args.time_scale}
+    result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token,
+                                      create_options=create))
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        print("\n".join(result_lines(result, player.names)))
     return 0
+
+
+def _line_buffered() -> None:
+    """Progress lines reach a pipe (a log file, ``tee``) as they are printed, not in 8 KiB lumps."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -115,14 +146,19 @@ def _demo(args: argparse.Namespace) -> int:
 
     if args.url is None:
         logs.configure(level=logging.WARNING)  # the in-process server's log would drown the result
-    out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url)
+    if not args.json:
+        _line_buffered()
+    progress = None if args.json else print
+    out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url, progress)
     if args.json:
         print(json.dumps(out, sort_keys=True))
     else:
-        print(f"demo game on table {out['table']}: {out['actions']} actions in {out['game_ms'] / 1000:.1f} s of play")
+        print(f"demo game on table {out['table']}: ended by {out['reason']}, {out['actions']} actions in "
+              f"{out['game_ms'] / 1000:.1f} s of play")
         for seat, dollars in enumerate(out["dollars"]):
             mark = "  winner" if seat in out["winners"] else ""
             print(f"  seat {seat} ({out['kinds'][seat]}): ${dollars}{mark}")
+        print(f"  the Company: ${out['company_dollars']}")
     return 0
 
 
@@ -131,7 +167,26 @@ def _watch(args: argparse.Namespace) -> int:
 
     from clients.watch import watch
 
-    return 0 if trio.run(watch, args.url, args.table) is not None else 1
+    _line_buffered()
+    trio.run(watch, args.url, args.table)
+    return 0
+
+
+def _tables(args: argparse.Namespace) -> int:
+    import trio
+
+    from clients.sdk import request_once
+
+    listing = trio.run(lambda: request_once(args.url, "tables", client="parsimonia-tables"))["tables"]
+    if args.json:
+        print(json.dumps(listing, sort_keys=True))
+    elif not listing:
+        print(f"no tables on {args.url}: create one with parsimonia bot greedy --url {args.url}")
+    else:
+        print(f"{'table':<8} {'game':<12} {'seats':>5}  {'state':<8} spectators")
+        for t in listing:
+            print(f"{t['table']:<8} {t['game']:<12} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} {t['spectators']}")
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -146,18 +201,11 @@ def _replay(args: argparse.Namespace) -> int:
     return replay_file(args.file, quiet=args.quiet)
 
 
-def _interrupted(exc: BaseException) -> bool:
-    """Ctrl-C, which trio may deliver wrapped in an exception group."""
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_interrupted(e) for e in exc.exceptions)
-    return isinstance(exc, KeyboardInterrupt)
-
-
 def _tournament(args: argparse.Namespace) -> int:
     import trio
 
-    from server.tournament.director import DirectorConfig, run_tournament
     from server import logs
+    from server.tournament.director import DirectorConfig, run_tournament
     from server.tournament.roster import RosterError
 
     logs.configure(level=logging.WARNING)
@@ -176,105 +224,167 @@ def _tournament(args: argparse.Namespace) -> int:
 
     try:
         doc = trio.run(run_tournament, cfg, progress)
-    except (RosterError, OSError) as exc:
+    except RosterError as exc:
         print(f"parsimonia tournament: {exc}", file=sys.stderr)
         return 2
-    except BaseException as exc:
-        if not _interrupted(exc):
-            raise
-        print("stopped; run the same command again to carry on", file=sys.stderr)
-        return 130
     if args.json:
         print(json.dumps(doc, sort_keys=True))
     return 0
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, unless there is none to show (a flag, or a default the
+    help text already explains)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: give 0-65535 (0: any free one)")
+    return value
+
+
+def ws_url(text: str) -> str:
+    """An argparse type: a WebSocket URL."""
+    if not text.startswith(("ws://", "wss://")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a WebSocket URL: give ws://HOST:PORT, e.g. ws://127.0.0.1:8765")
+    return text
+
+
+def _version() -> str:
+    try:
+        return f"parsimonia {version('parsimonia')}"
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "parsimonia (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parsimonia", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="parsimonia", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sim = sub.add_parser("simulate", help="play one game in process at simulated time")
-    sim.add_argument("--players", type=int, default=4, help="2 to 6 (default 4)")
-    sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy")
+    def command(name: str, help: str, run: Any) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                             formatter_class=HelpFormatter)
+        cmd.set_defaults(run=run)
+        return cmd
+
+    url_help = "the server's WebSocket URL (default: $PARSIMONIA_URL, else ws://127.0.0.1:8765)"
+    default_url = os.environ.get("PARSIMONIA_URL", "ws://127.0.0.1:8765")
+
+    sim = command("simulate", "play one game in process at simulated time (no sockets, no waiting)", _simulate)
+    sim.add_argument("--players", type=int, default=4, help="number of players, 2 to 6")
+    sim.add_argument("--seed", type=int, default=1, help="the table's seed: the same seed plays the same game")
+    sim.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy",
+                     help="which reference bots play (mix: greedy and random in turn)")
     sim.add_argument("--time-scale", type=float, default=1.0, help="divide every time control by this")
-    sim.add_argument("--deck", help="a deck file (JSON) to play with instead of the default deck")
-    sim.add_argument("--json", action="store_true", help="print one JSON object")
-    sim.set_defaults(run=_simulate)
+    sim.add_argument("--deck", help="a deck file (JSON) to play with (default: the built-in deck)")
+    sim.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
 
-    serve = sub.add_parser("serve", help="run the table server")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (0.0.0.0 for a LAN)")
-    serve.add_argument("--port", type=int, default=8765)
+    serve = command("serve", "run the table server", _serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for a LAN)")
+    serve.add_argument("--port", type=port, default=8765, help="TCP port to listen on (0: any free one)")
     serve.add_argument("--log-json", action="store_true", help="log one JSON object per line")
-    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
-    serve.add_argument("--data", default="data", help="data directory: journals and replay files (default ./data)")
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info",
+                       help="the least important log lines shown")
+    serve.add_argument("--data", default="data", help="data directory: journals and replay files")
     serve.add_argument(
         "--sync", default="fsync", choices=["fsync", "write", "off"],
-        help="when a command counts as durable: after fsync (default; group commit), after write "
+        help="when a command counts as durable: after fsync (group commit), after write "
              "(survives a crash of the server, not of the machine), or off (no journal, nothing survives)",
     )
     serve.add_argument("--admin-token-file", help="file whose first line is the organiser's admin token "
                        "(default: $PARSIMONIA_ADMIN_TOKEN; none: admin requests are refused, anyone may create tables)")
     limits = ClientLimits()
-    serve.add_argument("--max-messages-per-s", type=float, default=limits.messages_per_s)
-    serve.add_argument("--max-bytes-per-s", type=float, default=limits.bytes_per_s)
-    serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip)
-    serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client)
-    serve.set_defaults(run=_serve)
+    serve.add_argument("--max-messages-per-s", type=float, default=limits.messages_per_s,
+                       help="messages a connection may send per second (2 s burst)")
+    serve.add_argument("--max-bytes-per-s", type=float, default=limits.bytes_per_s,
+                       help="bytes a connection may send per second (2 s burst)")
+    serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip,
+                       help="connections one address may hold at once")
+    serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client,
+                       help="tables one connection may create")
 
-    bot = sub.add_parser("bot", help="seat a reference bot at a table over the network")
-    bot.add_argument("kind", choices=list(PLAYERS))
-    bot.add_argument("--url", default=os.environ.get("PARSIMONIA_URL", "ws://127.0.0.1:8765"))
-    bot.add_argument("--table", help="table id (default: the first waiting table, or a new one)")
+    bot = command("bot", "seat a reference bot at a table over the network", _bot)
+    bot.add_argument("kind", choices=list(PLAYERS), help="which reference bot")
+    bot.add_argument("--url", type=ws_url, default=default_url, help=url_help)
+    bot.add_argument("--table", help="table id (default: $PARSIMONIA_TABLE, else the first waiting table, "
+                     "else a new one)")
     bot.add_argument("--seats", type=int, default=4, help="seats of a table the bot creates")
+    bot.add_argument("--time-scale", type=float, help="speed up the clocks of a table the bot creates by this "
+                     "(120: a 2-hour game in a minute; default: real time)")
     bot.add_argument("--token", help="take this seat (a token given by the organiser) instead of joining; "
                      "default $PARSIMONIA_TOKEN, with the table from --table or $PARSIMONIA_TABLE")
-    bot.add_argument("--name")
-    bot.add_argument("--seed", type=int, default=0)
-    bot.set_defaults(run=_bot)
+    bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot)")
+    bot.add_argument("--seed", type=int, default=0, help="seed of the bot's own choices")
+    bot.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
 
-    demo = sub.add_parser("demo", help="play one game of bots over real WebSocket connections")
-    demo.add_argument("--players", type=int, default=4)
-    demo.add_argument("--seed", type=int, default=1)
-    demo.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy")
-    demo.add_argument("--time-scale", type=float, default=200.0, help="divide every time control (default 200)")
-    demo.add_argument("--url", help="play against this server instead of one started in process")
-    demo.add_argument("--json", action="store_true")
-    demo.set_defaults(run=_demo)
+    demo = command("demo", "play one game of bots over real WebSocket connections", _demo)
+    demo.add_argument("--players", type=int, default=4, help="number of players, 2 to 6")
+    demo.add_argument("--seed", type=int, default=1, help="the table's seed")
+    demo.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy",
+                      help="which reference bots play (mix: greedy and random in turn)")
+    demo.add_argument("--time-scale", type=float, default=200.0, help="divide every time control by this")
+    demo.add_argument("--url", type=ws_url, help="play on this server (default: one started in this process)")
+    demo.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
 
-    replay = sub.add_parser("replay", help="re-run a finished game's journal and check its result")
+    replay = command("replay", "re-run a finished game's journal and check its result", _replay)
     replay.add_argument("file", help="a journal, e.g. data/replays/t1.journal")
     replay.add_argument("--quiet", action="store_true", help="print only the result")
-    replay.set_defaults(run=_replay)
 
-    tour = sub.add_parser("tournament", help="run a tournament from a roster file (README: Run a LAN tournament)")
+    tour = command("tournament", "run a tournament from a roster file (README: Run a LAN tournament)", _tournament)
+    tour.set_defaults(stopped=STOPPED_TOURNAMENT)
     tour.add_argument("--roster", required=True, help="the roster (TOML), e.g. examples/league.toml")
     tour.add_argument("--data", default="data", help="where the tournament, journals, replays and exports go")
-    tour.add_argument("--url", help="direct a server running elsewhere (default: run one in this process)")
+    tour.add_argument("--url", type=ws_url, help="direct a server running elsewhere (default: run one in this "
+                      "process)")
     tour.add_argument("--host", default="127.0.0.1", help="the in-process server's address (0.0.0.0 for a LAN)")
-    tour.add_argument("--port", type=int, default=8765, help="the in-process server's port (0: any free one)")
+    tour.add_argument("--port", type=port, default=8765, help="the in-process server's port (0: any free one)")
     tour.add_argument("--time-scale", type=float, default=1.0, help="divide every time control (bot leagues)")
-    tour.add_argument("--admin-token-file", help="the server's admin token (with --url)")
-    tour.add_argument("--seed", type=int, help="override the roster's seed")
+    tour.add_argument("--admin-token-file", help="the server's admin token, for --url (default: "
+                      "$PARSIMONIA_ADMIN_TOKEN)")
+    tour.add_argument("--seed", type=int, help="override the roster's seed (default: the roster's)")
     tour.add_argument("--json", action="store_true", help="print the final standings and rounds as JSON")
-    tour.set_defaults(run=_tournament)
 
-    watch = sub.add_parser("watch", help="follow a table as a spectator")
-    watch.add_argument("--url", default="ws://127.0.0.1:8765")
-    watch.add_argument("--table", required=True)
-    watch.set_defaults(run=_watch)
+    watch = command("watch", "follow a table as a spectator, one line per event", _watch)
+    watch.add_argument("--url", type=ws_url, default=default_url, help=url_help)
+    watch.add_argument("--table", required=True, help="the table's id (see parsimonia tables)")
+
+    tables = command("tables", "list a server's tables: id, game, seats taken, state, spectators", _tables)
+    tables.add_argument("--url", type=ws_url, default=default_url, help=url_help)
+    tables.add_argument("--json", action="store_true", help="print the list as JSON")
 
     from bench.storm import add_arguments as add_bench_arguments
 
-    bench = sub.add_parser("bench", help="benchmark concurrent auctions over WebSocket (bench/README.md)")
+    bench = command("bench", "benchmark concurrent auctions over WebSocket (bench/README.md)", _bench)
     add_bench_arguments(bench)
-    bench.set_defaults(run=_bench)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run one command. A user's mistake (no server there, a port in use, a wrong token, Ctrl-C) ends it
+    with one line naming the cause and what to do, and a non-zero status; a bug keeps its traceback."""
     args = build_parser().parse_args(argv)
-    raise SystemExit(args.run(args))
+    try:
+        status = args.run(args)
+    except BaseException as exc:
+        from server.cli_errors import explain
+
+        explained = explain(exc, args)
+        if explained is None:
+            raise
+        line, status = explained
+        print(f"parsimonia {args.command}: {line}", file=sys.stderr)
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":

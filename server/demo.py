@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import trio
 
+from clients.narrate import Narrated
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from server.app import Server, ServerConfig
@@ -15,13 +16,19 @@ from server.simulate import game_summary, player_kinds
 DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
 
 
-async def play(url: str, players: int, seed: int, time_scale: float, kind: str) -> dict[str, Any]:
+Progress = Callable[[str], None] | None  # where to print a line per turn, or None for silence
+
+
+async def play(url: str, players: int, seed: int, time_scale: float, kind: str,
+               progress: Progress = None) -> dict[str, Any]:
     admin = {"admin": os.environ["PARSIMONIA_ADMIN_TOKEN"]} if os.environ.get("PARSIMONIA_ADMIN_TOKEN") else {}
     created = await request_once(url, "create", game="parsimonia", seats=players, seed=seed, time_scale=time_scale,
                                  **admin)
     kinds = player_kinds(players, kind)
     bots = [BotSession(url, make_player(k, seed * 1009 + s), name=f"{k}-{s}", table=created["table"])
             for s, k in enumerate(kinds)]
+    if progress is not None:  # seat 0 sees every view of the table: it tells the story
+        bots[0].player = Narrated(bots[0].player, progress)
     async with trio.open_nursery() as nursery:
         for bot in bots:  # one at a time, so seat i is bots[i]
             nursery.start_soon(bot.run)
@@ -32,13 +39,14 @@ async def play(url: str, players: int, seed: int, time_scale: float, kind: str) 
 
 
 async def demo(
-    players: int, seed: int, time_scale: float = DEFAULT_TIME_SCALE, kind: str = "greedy", url: str | None = None
+    players: int, seed: int, time_scale: float = DEFAULT_TIME_SCALE, kind: str = "greedy", url: str | None = None,
+    progress: Progress = None,
 ) -> dict[str, Any]:
     """Play against ``url``, or against a server started in process on a free loopback port."""
     if url is not None:
-        return await play(url, players, seed, time_scale, kind)
+        return await play(url, players, seed, time_scale, kind, progress)
     async with trio.open_nursery() as nursery:
         server = await nursery.start(Server(ServerConfig(port=0)).run)
-        out = await play(f"ws://127.0.0.1:{server.port}", players, seed, time_scale, kind)
+        out = await play(f"ws://127.0.0.1:{server.port}", players, seed, time_scale, kind, progress)
         nursery.cancel_scope.cancel()
     return out

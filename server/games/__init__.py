@@ -1,22 +1,28 @@
 """The game engines, by name. Every engine keeps the contract in ``server.games.base``.
 
-``GAMES`` is the registry the runtime, the tools and the tournament look games up in; a game package adds
-itself with ``register`` (a test may register a toy game the same way).
+``GAMES`` is the registry the runtime, the tools and the tournament look games up in; a game is added with
+``register`` (a test may register a toy game the same way), together with the module, if any, that puts its
+events and views into words for people (``describe``, ``summary``, ``started_at``: see ``words_for``).
 """
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
 
 from .base import Event, Game, IllegalAction, Option, Outcome
 
 GAMES: dict[str, type[Game]] = {}
+WORDS: dict[str, str] = {}  # game -> the module of its words, imported when needed
 DEFAULT_GAME = "parsimonia"
 
 
-def register(cls: type[Game]) -> type[Game]:
-    """Make ``cls`` playable under ``cls.NAME`` (usable as a class decorator)."""
+def register(cls: type[Game], words: str | None = None) -> type[Game]:
+    """Make ``cls`` playable under ``cls.NAME``; ``words``: the dotted path of its words module."""
     GAMES[cls.NAME] = cls
+    if words is not None:
+        WORDS[cls.NAME] = words
     return cls
 
 
@@ -34,9 +40,15 @@ def new_game(name: str, players: int, seed: int, options: Any = None, time_scale
     return game_class(name).create(players, seed, options, time_scale, start_ms)
 
 
+def words_for(game: str) -> ModuleType | None:
+    """The module that puts ``game``'s events and views into words, or None for a game without one."""
+    path = WORDS.get(game)
+    return importlib.import_module(path) if path else None
+
+
 from .parsimonia import Parsimonia  # noqa: E402  (after register: the registry knows nothing of the games)
 
-register(Parsimonia)
+register(Parsimonia, words="server.games.parsimonia.words")
 
 __all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "Option", "Outcome", "game_class",
-           "new_game", "register"]
+           "new_game", "register", "words_for"]

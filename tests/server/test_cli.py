@@ -122,3 +122,48 @@ def test_a_deck_file_is_played(capsys, tmp_path):
     played = json.loads(out)
     assert JSON_KEYS <= set(played)
     assert played != default  # another deck, another game
+
+
+def test_every_option_says_what_it_does_and_its_default(capsys):
+    from server.cli import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 (argparse keeps them there)
+    for name, command in commands.items():
+        for action in command._actions:  # noqa: SLF001
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"{name} {action.option_strings[0]} has no help"
+    code, out, _ = run(capsys, "serve", "--help")
+    out = " ".join(out.split())
+    assert code == 0
+    assert "(default: 8765)" in out and "(default: data)" in out and "(default: fsync)" in out
+
+
+def test_version_and_a_description_without_markup(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.startswith("parsimonia ")
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "``" not in out and "`" not in out
+
+
+def fake_run_bot(calls):
+    async def run_bot(url, player, **options):
+        calls.append((url, options))
+        return {"game": "parsimonia", "reason": "clock", "winners": [1], "dollars": [900, 1100],
+                "company_dollars": 5760, "turns": 12, "game_ms": 60_000}
+
+    return run_bot
+
+
+def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(capsys, monkeypatch):
+    calls: list = []
+    monkeypatch.setattr("clients.sdk.run_bot", fake_run_bot(calls))
+    code, out, _ = run(capsys, "bot", "greedy", "--time-scale", "120", "--url", "ws://127.0.0.1:9")
+    assert code == 0
+    assert calls == [("ws://127.0.0.1:9", {"name": "greedy-bot", "table": None, "seats": 4, "token": None,
+                                           "create_options": {"time_scale": 120.0}})]
+    assert out.splitlines() == ["game over (clock) after 1:00, 12 turns", "  seat 0: $900", "  seat 1: $1100  winner",
+                                "  the Company: $5760"]
+    code, out, _ = run(capsys, "bot", "greedy", "--json")
+    assert json.loads(out)["dollars"] == [900, 1100]
+    assert calls[-1][1]["create_options"] == {}

@@ -1,0 +1,74 @@
+"""Game-neutral words for people: clock readings, seat names, a result, and one progress line per turn
+for a bot. A game's own wording comes from ``server.games.words_for(game)``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from clients.players.base import Player
+from server.games import words_for
+
+
+def clock(ms: int) -> str:
+    """``ms`` as m:ss (h:mm:ss from an hour), never negative."""
+    s = max(0, ms) // 1000
+    return f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}" if s >= 3600 else f"{s // 60}:{s % 60:02}"
+
+
+def seat_names(seats: Any) -> list[str] | None:
+    """Names by seat from a list of ``{"seat", "name"}`` (a view's ``seats``, ``game_started``'s), else None."""
+    if not isinstance(seats, list) or not seats:
+        return None
+    names = [f"seat {i}" for i in range(max(s["seat"] for s in seats) + 1)]
+    for s in seats:
+        names[s["seat"]] = s["name"]
+    return names
+
+
+def default_names(count: int) -> list[str]:
+    return [f"seat {i}" for i in range(count)]
+
+
+def result_lines(result: dict[str, Any], names: list[str]) -> list[str]:
+    """A finished game's result for people: how it ended, then each seat's score, winners marked."""
+    money = "scores" not in result
+    scores = result.get("scores", result.get("dollars", []))
+    names = names if len(names) >= len(scores) else default_names(len(scores))
+    length = f" after {clock(result['game_ms'])}" if "game_ms" in result else ""
+    turns = f", {result['turns']} turns" if "turns" in result else ""
+    lines = [f"game over ({result.get('reason')}){length}{turns}"]
+    for seat, score in enumerate(scores):
+        mark = "  winner" if seat in result.get("winners", []) else ""
+        lines.append(f"  {names[seat]}: {'$' if money else ''}{score}{mark}")
+    if "company_dollars" in result:
+        lines.append(f"  the Company: ${result['company_dollars']}")
+    return lines
+
+
+def headline(view: dict[str, Any]) -> str:
+    """One line on where a game stands, from a view."""
+    names = seat_names(view.get("seats")) or default_names(len(view.get("players", [])))
+    words = words_for(str(view.get("game")))
+    if words is None:
+        return f"{view.get('phase')}, turn {view.get('turn')}"
+    return words.summary(view, names)[0]
+
+
+class Narrated:
+    """A player that prints a line each time the phase or turn changes, then plays as ``player`` does."""
+
+    def __init__(self, player: Player, out: Callable[[str], None] = print) -> None:
+        self.player = player
+        self.out = out
+        self.names: list[str] = []  # by seat, from the last view; this bot's marked
+        self._at: tuple[Any, Any] | None = None
+
+    def act(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None:
+        self.names = seat_names(view.get("seats")) or default_names(len(view.get("players", [])))
+        if isinstance(view.get("seat"), int) and view["seat"] < len(self.names):
+            self.names[view["seat"]] += " (this bot)"
+        at = (view.get("phase"), view.get("turn"))
+        if at != self._at and view.get("phase") not in (None, "waiting"):
+            self._at = at
+            self.out(headline(view))
+        return self.player.act(view, legal)

@@ -1,0 +1,227 @@
+"""The mistakes a new user makes, each run as a real ``python -m server.cli`` process: one line on stderr
+naming the cause and what to do, never a traceback, and the right exit status (130 after Ctrl-C)."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from clients.sdk import request_once
+
+ROOT = Path(__file__).resolve().parents[2]
+ADMIN_TOKEN = "an-organiser-token-long-enough"
+TIMEOUT_S = 60
+
+
+class Cli:
+    """A ``parsimonia`` command running as a child process."""
+
+    def __init__(self, *argv: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("PARSIMONIA_")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", *argv], cwd=cwd, text=True,
+            env={**environ, "PYTHONPATH": str(ROOT), **(env or {})},
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        self.lines: list[str] = []
+
+    def line(self, timeout: float = TIMEOUT_S) -> str:
+        """The next line of stdout."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no output in {timeout} s; so far: {self.lines}"
+        line = self.proc.stdout.readline()
+        self.lines.append(line)
+        return line
+
+    def interrupt(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+
+    def finish(self) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=TIMEOUT_S)
+        return self.proc.returncode, "".join(self.lines) + out, err
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+def run(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    return Cli(*argv, cwd=cwd, env=env).finish()
+
+
+def one_line(err: str) -> str:
+    assert "Traceback" not in err and "Error:" not in err.replace("error:", ""), err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+def serve_process(cwd: Path, env: dict[str, str] | None = None) -> tuple[Cli, str]:
+    server = Cli("serve", "--port", "0", "--sync", "off", "--log-level", "warning", cwd=cwd, env=env)
+    banner = server.line()
+    port = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
+    assert port, banner
+    return server, f"ws://127.0.0.1:{port.group(1)}"
+
+
+@pytest.fixture
+def server_url(tmp_path: Path) -> Iterator[str]:
+    srv, url = serve_process(tmp_path)
+    yield url
+    srv.stop()
+
+
+def tables(url: str) -> list[dict]:
+    return trio.run(lambda: request_once(url, "tables"))["tables"]
+
+
+def wait_for(predicate, timeout: float = TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("argv", [["bot", "greedy"], ["watch", "--table", "t1"], ["demo"], ["tables"]])
+def test_no_server_at_the_url_is_one_line_naming_it(tmp_path, argv):
+    url = f"ws://127.0.0.1:{free_port()}"
+    code, out, err = run(*argv, "--url", url, cwd=tmp_path)
+    assert code == 1
+    assert f"no Parsimonia server answers at {url}" in one_line(err)
+
+
+def test_an_http_url_is_refused_before_connecting(tmp_path):
+    code, out, err = run("bot", "greedy", "--url", "http://127.0.0.1:8765", cwd=tmp_path)
+    assert code == 2 and "Traceback" not in err
+    assert "not a WebSocket URL: give ws://HOST:PORT" in err
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "eighty"])
+def test_a_port_outside_0_to_65535_is_refused(tmp_path, port):
+    code, out, err = run("serve", "--port", port, cwd=tmp_path)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert "0-65535" in err
+
+
+def test_serve_on_a_port_in_use_says_so_and_prints_no_banner(tmp_path, busy_port):
+    code, out, err = run("serve", "--port", str(busy_port), "--sync", "off", cwd=tmp_path)
+    assert code == 1 and out == ""
+    assert f"port {busy_port} is already in use" in one_line(err)
+
+
+def test_tournament_on_a_port_in_use_says_so(tmp_path, busy_port):
+    roster = ROOT / "examples" / "league.toml"
+    code, out, err = run("tournament", "--roster", str(roster), "--port", str(busy_port), "--data", "t", cwd=tmp_path)
+    assert code == 1
+    assert f"port {busy_port} is already in use" in one_line(err)
+
+
+def test_a_data_directory_that_cannot_be_made_is_one_line(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    code, out, err = run("serve", "--port", "0", "--data", "a-file/data", cwd=tmp_path)
+    assert code == 1 and out == ""
+    assert one_line(err).startswith("parsimonia serve: cannot write a-file/data")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write a read-only directory")
+def test_a_read_only_data_directory_is_one_line(tmp_path):
+    (tmp_path / "ro").mkdir(mode=0o500)
+    code, out, err = run("serve", "--port", "0", "--data", "ro/data", cwd=tmp_path)
+    assert code == 1
+    assert "cannot write" in one_line(err) and "--data" in err
+
+
+def test_a_wrong_token_is_one_line_and_ctrl_c_gives_the_waiting_seat_back(tmp_path, server_url):
+    waiting = Cli("bot", "greedy", "--url", server_url, "--seats", "2", cwd=tmp_path)
+    try:
+        wait_for(lambda: [t["taken"] for t in tables(server_url)] == [1])
+        code, out, err = run("bot", "greedy", "--url", server_url, "--table", "t1", "--token", "wrong", cwd=tmp_path)
+        assert code == 1
+        assert "bad_token" in one_line(err) and "--token" in err
+        waiting.interrupt()
+        code, out, err = waiting.finish()
+    finally:
+        waiting.stop()
+    assert code == 130 and "stopped" in one_line(err)
+    wait_for(lambda: [t["taken"] for t in tables(server_url)] == [0])  # the seat was given back
+
+
+def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
+    srv, url = serve_process(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+    try:
+        code, out, err = run("demo", "--url", url, cwd=tmp_path)
+    finally:
+        srv.stop()
+    assert code == 1
+    assert "forbidden" in one_line(err) and "PARSIMONIA_ADMIN_TOKEN" in err
+
+
+def test_watch_ctrl_c_exits_130_and_a_stopping_server_is_one_line(tmp_path):
+    srv, url = serve_process(tmp_path)
+    try:
+        trio.run(lambda: request_once(url, "create", game="parsimonia", seats=2))
+        watcher = Cli("watch", "--url", url, "--table", "t1", cwd=tmp_path)
+        assert "waiting for players" in watcher.line()
+        watcher.interrupt()
+        code, out, err = watcher.finish()
+        assert code == 130 and "stopped" in one_line(err)
+
+        watcher = Cli("watch", "--url", url, "--table", "t1", cwd=tmp_path)
+        assert "waiting for players" in watcher.line()
+        srv.interrupt()  # the server stops
+        code, out, err = watcher.finish()
+    finally:
+        srv.stop()
+    assert code == 1 and "closed the connection" in one_line(err)
+
+
+def test_demo_ctrl_c_exits_130_with_one_line(tmp_path):
+    demo = Cli("demo", "--time-scale", "1", cwd=tmp_path)
+    try:
+        demo.line()  # the first progress line: the game is on
+        demo.interrupt()
+        code, out, err = demo.finish()
+    finally:
+        demo.stop()
+    assert code == 130 and "stopped" in one_line(err)
+
+
+def test_tournament_ctrl_c_exits_130_saying_how_to_carry_on(tmp_path):
+    roster = tmp_path / "humans.toml"
+    roster.write_text('name = "Two people"\nrounds = 1\ntable_size = 2\n'
+                      '[[entrant]]\nname = "Ada"\nhuman = true\n[[entrant]]\nname = "Bob"\nhuman = true\n')
+    tour = Cli("tournament", "--roster", str(roster), "--port", "0", "--data", "t", cwd=tmp_path)
+    try:
+        assert "tournament server on" in tour.line()
+        tour.interrupt()
+        code, out, err = tour.finish()
+    finally:
+        tour.stop()
+    assert code == 130
+    assert "run the same command again" in one_line(err)

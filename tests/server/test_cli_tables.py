@@ -1,0 +1,23 @@
+"""``parsimonia tables --url ...``, run as a real process against a real server."""
+
+from __future__ import annotations
+
+import json
+
+import trio
+
+from clients.sdk import request_once
+from tests.server.test_cli_errors import run, server_url  # noqa: F401 (fixture)
+
+
+def test_tables_lists_id_game_seats_taken_state_and_spectators(tmp_path, server_url):
+    code, out, err = run("tables", "--url", server_url, cwd=tmp_path)
+    assert code == 0 and out.startswith("no tables on ")
+    trio.run(lambda: request_once(server_url, "create", game="parsimonia", seats=3))
+    code, out, err = run("tables", "--url", server_url, cwd=tmp_path)
+    assert code == 0 and err == ""
+    assert out.splitlines() == ["table    game         seats  state    spectators",
+                                "t1       parsimonia    0/3   waiting  0"]
+    code, out, err = run("tables", "--url", server_url, "--json", cwd=tmp_path)
+    assert json.loads(out) == [{"table": "t1", "game": "parsimonia", "seats": 3, "taken": 0, "state": "waiting",
+                                "spectators": 0}]
