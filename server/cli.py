@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Sequence
 
 from clients.players import PLAYERS
+from server.games import DEFAULT_GAME, GAMES
 from server.limits import ClientLimits
 
 DESCRIPTION = ("Parsimonia: a real-time auction and timer server for timed card games, with reference bots, "
@@ -19,25 +20,43 @@ STOPPED_TOURNAMENT = "stopped; run the same command again to carry on"
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from clients.narrate import default_names, result_lines
+    from server.games import game_class
     from server.simulate import simulate, summary
 
     try:
-        sim = simulate(args.players, args.seed, args.players_kind, time_scale=args.time_scale, deck_path=args.deck)
-    except (OSError, ValueError) as exc:  # a bad table, or a deck file that is missing or malformed
-        print(f"parsimonia simulate: {exc}", file=sys.stderr)
+        sim = simulate(args.players, args.seed, args.players_kind, options=args.options, time_scale=args.time_scale,
+                       game=args.game)
+    except (KeyError, ValueError) as exc:  # a bad table size or option, or a kind of bot the game has not
+        print(f"parsimonia simulate: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     out = summary(sim)
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return 0
-    minutes = out["game_ms"] / 60_000
-    print(f"Parsimonia, {out['players']} players ({', '.join(out['kinds'])}), seed {out['seed']}")
-    print(f"ended by {out['reason']} after {minutes:.1f} game minutes, {out['turns']} turns, {out['actions']} actions")
-    for seat, dollars in enumerate(out["dollars"]):
-        mark = "  winner" if seat in out["winners"] else ""
-        print(f"  seat {seat} ({out['kinds'][seat]}): ${dollars}{mark}")
-    print(f"  Company: ${out['company_dollars']}")
+    print(f"{game_class(args.game).TITLE}, {out['players']} players ({', '.join(out['kinds'])}), seed {out['seed']}, "
+          f"{out['actions']} actions")
+    names = [f"{name} ({kind})" for name, kind in zip(default_names(out["players"]), out["kinds"])]
+    print("\n".join(result_lines(out, names)))
     return 0
+
+
+def option(text: str) -> tuple[str, Any]:
+    """An argparse type: ``KEY=VALUE`` for a game option; VALUE is JSON (a bare word is a string), or
+    ``@FILE`` for a JSON file (e.g. ``deck=@mydeck.json``)."""
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise argparse.ArgumentTypeError(f"{text!r}: give KEY=VALUE, e.g. turn_ms=60000 or deck=@deck.json")
+    if value.startswith("@"):
+        try:
+            with open(value[1:], encoding="utf-8") as f:
+                return key, json.load(f)
+        except (OSError, ValueError) as exc:
+            raise argparse.ArgumentTypeError(f"{key}: cannot read {value[1:]}: {exc}") from None
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -110,11 +129,10 @@ def _bot(args: argparse.Namespace) -> int:
     from clients.players import make_player
     from clients.sdk import run_bot
 
-    if args.json:
-        player = make_player(args.kind, args.seed)
-    else:
+    player = make_player(args.kind, args.seed, args.game)
+    if not args.json:
         _line_buffered()
-        player = Narrated(make_player(args.kind, args.seed))
+        player = Narrated(player)
     name = args.name or f"{args.kind}-bot"
     token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
     table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
@@ -123,7 +141,7 @@ def _bot(args: argparse.Namespace) -> int:
         return 2
     create = {} if args.time_scale is None else {"time_scale": args.time_scale}
     result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token,
-                                      create_options=create))
+                                      game=args.game, create_options=create))
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
@@ -149,16 +167,16 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.json:
         _line_buffered()
     progress = None if args.json else print
-    out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url, progress)
+    out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url, progress, args.game,
+                   args.options)
     if args.json:
         print(json.dumps(out, sort_keys=True))
     else:
-        print(f"demo game on table {out['table']}: ended by {out['reason']}, {out['actions']} actions in "
-              f"{out['game_ms'] / 1000:.1f} s of play")
-        for seat, dollars in enumerate(out["dollars"]):
-            mark = "  winner" if seat in out["winners"] else ""
-            print(f"  seat {seat} ({out['kinds'][seat]}): ${dollars}{mark}")
-        print(f"  the Company: ${out['company_dollars']}")
+        from clients.narrate import result_lines
+
+        names = [f"{k}-{seat}" for seat, k in enumerate(out["kinds"])]
+        print(f"demo game on table {out['table']}, {out['actions']} actions")
+        print("\n".join(result_lines(out, names)))
     return 0
 
 
@@ -281,13 +299,22 @@ def build_parser() -> argparse.ArgumentParser:
     url_help = "the server's WebSocket URL (default: $PARSIMONIA_URL, else ws://127.0.0.1:8765)"
     default_url = os.environ.get("PARSIMONIA_URL", "ws://127.0.0.1:8765")
 
+    game_help = "the game (" + ", ".join(sorted(GAMES)) + ")"
+    option_help = ("a game option KEY=VALUE, repeatable: VALUE is JSON, or @FILE for a JSON file "
+                   "(e.g. --option turn_ms=60000 --option deck=@deck.json; the options are in docs/rules/)")
+
+    def game_arguments(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("--game", choices=sorted(GAMES), default=DEFAULT_GAME, help=game_help)
+        cmd.add_argument("--option", type=option, action="append", dest="option_list", default=[],
+                         metavar="KEY=VALUE", help=option_help)
+
     sim = command("simulate", "play one game in process at simulated time (no sockets, no waiting)", _simulate)
+    game_arguments(sim)
     sim.add_argument("--players", type=int, default=4, help="number of players, 2 to 6")
     sim.add_argument("--seed", type=int, default=1, help="the table's seed: the same seed plays the same game")
     sim.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy",
                      help="which reference bots play (mix: greedy and random in turn)")
     sim.add_argument("--time-scale", type=float, default=1.0, help="divide every time control by this")
-    sim.add_argument("--deck", help="a deck file (JSON) to play with (default: the built-in deck)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
 
     serve = command("serve", "run the table server", _serve)
@@ -315,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tables one connection may create")
 
     bot = command("bot", "seat a reference bot at a table over the network", _bot)
+    bot.add_argument("--game", choices=sorted(GAMES), default=os.environ.get("PARSIMONIA_GAME", DEFAULT_GAME),
+                     help=game_help + " of a table the bot looks for or creates (default: $PARSIMONIA_GAME, else "
+                     f"{DEFAULT_GAME})")
     bot.add_argument("kind", choices=list(PLAYERS), help="which reference bot")
     bot.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     bot.add_argument("--table", help="table id (default: $PARSIMONIA_TABLE, else the first waiting table, "
@@ -329,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
 
     demo = command("demo", "play one game of bots over real WebSocket connections", _demo)
+    game_arguments(demo)
     demo.add_argument("--players", type=int, default=4, help="number of players, 2 to 6")
     demo.add_argument("--seed", type=int, default=1, help="the table's seed")
     demo.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy",
@@ -374,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run one command. A user's mistake (no server there, a port in use, a wrong token, Ctrl-C) ends it
     with one line naming the cause and what to do, and a non-zero status; a bug keeps its traceback."""
     args = build_parser().parse_args(argv)
+    args.options = dict(getattr(args, "option_list", []))
     try:
         status = args.run(args)
     except BaseException as exc:

@@ -9,6 +9,7 @@ import errno
 from trio_websocket import ConnectionClosed, HandshakeError
 
 from clients.sdk import ServerError
+from server.storage import DataDirBusy
 
 INTERRUPTED = 130  # the exit status of a command stopped with Ctrl-C
 FILE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.ENOSPC}
@@ -35,6 +36,8 @@ def explain(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | N
 
 def _line(exc: BaseException, args: argparse.Namespace) -> str | None:
     url = getattr(args, "url", None)
+    if isinstance(exc, DataDirBusy):
+        return str(exc)
     if isinstance(exc, ServerError):
         return _refusal(exc, args)
     if isinstance(exc, HandshakeError) or (url and isinstance(exc, OSError) and not exc.filename

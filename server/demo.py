@@ -11,6 +11,7 @@ from clients.narrate import Narrated
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from server.app import Server, ServerConfig
+from server.games import DEFAULT_GAME
 from server.simulate import game_summary, player_kinds
 
 DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
@@ -19,14 +20,15 @@ DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
 Progress = Callable[[str], None] | None  # where to print a line per turn, or None for silence
 
 
-async def play(url: str, players: int, seed: int, time_scale: float, kind: str,
-               progress: Progress = None) -> dict[str, Any]:
+async def play(url: str, players: int, seed: int, time_scale: float, kind: str, progress: Progress = None,
+               game: str = DEFAULT_GAME, options: dict[str, Any] | None = None) -> dict[str, Any]:
     admin = {"admin": os.environ["PARSIMONIA_ADMIN_TOKEN"]} if os.environ.get("PARSIMONIA_ADMIN_TOKEN") else {}
-    created = await request_once(url, "create", game="parsimonia", seats=players, seed=seed, time_scale=time_scale,
-                                 **admin)
     kinds = player_kinds(players, kind)
-    bots = [BotSession(url, make_player(k, seed * 1009 + s), name=f"{k}-{s}", table=created["table"])
-            for s, k in enumerate(kinds)]
+    made = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]  # a kind the game has not: now
+    created = await request_once(url, "create", game=game, seats=players, seed=seed, time_scale=time_scale,
+                                 options=options or {}, **admin)
+    bots = [BotSession(url, player, name=f"{k}-{s}", table=created["table"], game=game)
+            for s, (k, player) in enumerate(zip(kinds, made))]
     if progress is not None:  # seat 0 sees every view of the table: it tells the story
         bots[0].player = Narrated(bots[0].player, progress)
     async with trio.open_nursery() as nursery:
@@ -40,13 +42,13 @@ async def play(url: str, players: int, seed: int, time_scale: float, kind: str,
 
 async def demo(
     players: int, seed: int, time_scale: float = DEFAULT_TIME_SCALE, kind: str = "greedy", url: str | None = None,
-    progress: Progress = None,
+    progress: Progress = None, game: str = DEFAULT_GAME, options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play against ``url``, or against a server started in process on a free loopback port."""
     if url is not None:
-        return await play(url, players, seed, time_scale, kind, progress)
+        return await play(url, players, seed, time_scale, kind, progress, game, options)
     async with trio.open_nursery() as nursery:
         server = await nursery.start(Server(ServerConfig(port=0)).run)
-        out = await play(f"ws://127.0.0.1:{server.port}", players, seed, time_scale, kind, progress)
+        out = await play(f"ws://127.0.0.1:{server.port}", players, seed, time_scale, kind, progress, game, options)
         nursery.cancel_scope.cancel()
     return out

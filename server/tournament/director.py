@@ -214,9 +214,9 @@ class Director:
     async def _start_clocks(self, sid: str, missing: list[str], why: str) -> None:
         """Resume a held table's clocks; ``why`` they run although ``missing`` are not connected."""
         try:
-            await self.link.admin("resume", table=sid)
+            await self.link.admin("unpause", table=sid)
         except ServerError as exc:  # e.g. the table was closed meanwhile
-            self.log.warning("admin_refused", action="resume", table=sid, code=exc.code)
+            self.log.warning("admin_refused", action="unpause", table=sid, code=exc.code)
         self.store.clocks_started(sid)
         if missing:
             self.out(f"table {sid}: its clocks run without {', '.join(missing)} ({why})")
@@ -243,7 +243,7 @@ class Director:
             done = 0
             for sid in [sid for sid in self._running if self.seats is None or sid not in self.seats.waiting]:
                 try:
-                    await self.link.admin(word, table=sid)
+                    await self.link.admin("pause" if word == "pause" else "unpause", table=sid)
                     done += 1
                 except ServerError as exc:  # e.g. a table already paused, or just ended
                     self.log.warning("admin_refused", action=word, table=sid, code=exc.code)

@@ -253,7 +253,7 @@ class FakeLink:
             return {"type": "connections", "connections": self.listing}
         if action == "publish":
             return {"type": "ok"}
-        assert action == "resume"
+        assert action == "unpause"
         self.resumed.append((fields["table"], trio.current_time()))
         return {"type": "ok"}
 
