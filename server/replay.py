@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from clients.watch import describe
+from clients.narrate import seat_names
+from clients.watch import Spectator
+from server.games import words_for
 from server.journal import JournalCorrupt, read_journal
 from server.match import Match, ReplayMismatch
 
@@ -21,8 +23,12 @@ def replay_file(path: str, quiet: bool = False, out: Callable[[str], None] = pri
         out(f"REPLAY FAILED: {exc}")
         return 1
     if not quiet:
+        spectator = Spectator(out)
+        spectator.static, spectator.words = match.static, words_for(match.game_name)
+        spectator.names = seat_names([{"seat": s.index, "name": s.name} for s in match.seats]) or []
         for seq, at, event in match.history:
-            out(describe({"seq": seq, "time": at, "event": event.to_wire()}))
+            if event.type != "result":
+                spectator.on_event({"table": match.id, "seq": seq, "time": at, "event": event.to_wire()})
     if read.torn:
         out(f"note: the journal's last record was cut short and was ignored ({read.valid_bytes} bytes kept)")
     if match.result is None:

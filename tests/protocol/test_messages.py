@@ -15,15 +15,15 @@ from protocol.messages import (
     SERVER_PUSHES,
     SERVER_REPLIES,
     TABLE_SUMMARY,
+    check_server,
     error,
-    event,
     parse_client,
     pong,
     reply,
     request_id,
-    view,
     welcome,
 )
+from protocol.frames import ViewFrames, event_frame
 from protocol.schema import SchemaError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,24 +234,31 @@ def test_error_message_cut_to_limit():
     assert len(error(err)["message"]) == MAX_ERROR_MESSAGE
 
 
-def test_event_push_has_no_re_and_seq_starts_at_one():
-    msg = event(table="t1", seq=1, time=50, event={"type": "started", "at": 50})
-    assert msg == {"type": "event", "table": "t1", "seq": 1, "time": 50, "event": {"type": "started", "at": 50}}
+def test_an_event_frame_is_an_event_push_with_no_re_and_seq_from_one():
+    msg = decode(event_frame("t1", 1, 50, {"type": "started", "at": 50}))
+    assert check_server(msg) == {"type": "event", "table": "t1", "seq": 1, "time": 50,
+                                 "event": {"type": "started", "at": 50}}
     with pytest.raises(SchemaError):
-        event(table="t1", seq=0, time=50, event={"type": "started", "at": 50})
+        check_server(decode(event_frame("t1", 0, 50, {"type": "started", "at": 50})))
 
 
-def test_view_push_for_spectator_and_answer_to_view_request():
-    spectator = view(table="t1", seq=0, time=9, seat=None, view={"pot": 3}, legal=[])
-    assert spectator["seat"] is None and "re" not in spectator
-    answer = view(table="t1", seq=4, time=9, seat=2, view={}, legal=[{"type": "pass"}], re=11)
-    assert (answer["re"], answer["seat"], answer["legal"]) == (11, 2, [{"type": "pass"}])
+def test_view_frames_share_the_public_part_and_add_each_seat_its_own():
+    frames = ViewFrames("t1", 4, 9, {"pot": 3})
+    spectator = check_server(decode(frames.for_seat(None, None, [])))
+    assert spectator == {"type": "view", "table": "t1", "seq": 4, "time": 9, "seat": None, "view": {"pot": 3},
+                         "legal": []}
+    answer = check_server(decode(frames.for_seat(2, {"hand": [1, 2]}, [{"type": "pass"}], re=11)))
+    assert (answer["re"], answer["seat"], answer["legal"], answer["private"]) == (11, 2, [{"type": "pass"}],
+                                                                                   {"hand": [1, 2]})
+    assert answer["view"] == spectator["view"]
 
 
-def test_server_messages_encode_and_decode_under_client_limits():
-    legal = [{"type": "bid", "amount": {"min": 1, "max": 9}}]
-    msg = view(table="t1", seq=4, time=9, seat=2, view={"hand": [1, 2]}, legal=legal)
-    assert decode(encode(msg)) == msg
+def test_a_server_message_outside_the_catalogue_is_caught_by_check_server():
+    with pytest.raises(SchemaError):
+        check_server({"type": "gossip"})
+    with pytest.raises(SchemaError):
+        check_server({"type": "view", "table": "t1", "seq": 1, "time": 0, "seat": None, "view": {}, "legal": [],
+                      "extra": 1})
 
 
 # --- errors -------------------------------------------------------------------------------------------

@@ -1,0 +1,81 @@
+"""The sealed choice: a game-independent machine that engines embed, beside ``auction.py``.
+
+A set of seats each owes one hidden choice by a deadline. Choices are held sealed: until the reveal,
+nobody (spectators included) learns anything but who has chosen. When every seat has chosen, or the
+deadline passes, the seats that have not chosen get their default, and everything is revealed at once.
+
+What a choice is (a card offered, a split of a hand, a bid) is the game's business: the machine holds
+the choices and says when they are all in. The game sets the deadline as one of its timers, emits the
+events (``chosen_event`` gives the sealed form: the value for the chooser, only the seat for the others)
+and decides what the revealed choices do. A tie re-bid is a new ``SealedChoice`` among the tied seats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+from server.games.base import IllegalAction
+
+
+@dataclass
+class SealedChoice:
+    key: Hashable  # the deadline's timer key in the game
+    seats: frozenset[int]  # the seats that owe a choice
+    deadline: int
+    choices: dict[int, Any] = field(default_factory=dict)
+    defaulted: frozenset[int] = frozenset()  # seats whose choice was made for them
+
+    def owes(self, seat: int) -> bool:
+        return seat in self.seats and seat not in self.choices
+
+    def check(self, seat: int) -> None:
+        """Refuse a choice from ``seat`` now (``IllegalAction``): it owes none, or has made it."""
+        if seat not in self.seats:
+            raise IllegalAction("no_choice_owed", "you owe no choice here")
+        if seat in self.choices:
+            raise IllegalAction("already_chosen", "you have made your choice; it stays sealed until the reveal")
+
+    def choose(self, seat: int, value: Any) -> None:
+        self.check(seat)
+        self.choices[seat] = value
+
+    @property
+    def pending(self) -> list[int]:
+        return sorted(self.seats - set(self.choices))
+
+    @property
+    def complete(self) -> bool:
+        return len(self.choices) == len(self.seats)
+
+    def fill_defaults(self, default: Callable[[int], Any]) -> None:
+        """At the deadline: every seat that has not chosen gets ``default(seat)``."""
+        missing = self.pending
+        for seat in missing:
+            self.choices[seat] = default(seat)
+        self.defaulted = frozenset(missing)
+
+    def revealed(self) -> dict[int, Any]:
+        """Every choice, by seat; only once they are all in."""
+        if not self.complete:
+            raise ValueError("a sealed choice is revealed only once every seat has chosen")
+        return dict(sorted(self.choices.items()))
+
+    def chosen_event(self, seat: int) -> tuple[dict[str, Any], frozenset[int], dict[str, Any]]:
+        """``(data, audience, redacted)`` of the event for ``seat``'s choice: its value for itself alone."""
+        return {"seat": seat, "choice": self.choices[seat]}, frozenset({seat}), {"seat": seat}
+
+    def shift(self, delta_ms: int) -> None:
+        self.deadline += delta_ms
+
+    def to_view(self) -> dict[str, Any]:
+        """The public part: who owes, who has chosen, the deadline; never a value before the reveal."""
+        return {"seats": sorted(self.seats), "chosen": sorted(self.choices), "deadline": self.deadline}
+
+    def private_view(self, seat: int) -> Any:
+        """What ``seat`` chose (None before it chose)."""
+        return self.choices.get(seat)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"key": repr(self.key), "seats": sorted(self.seats), "deadline": self.deadline,
+                "choices": sorted(self.choices.items()), "defaulted": sorted(self.defaulted)}
