@@ -31,15 +31,16 @@ def default_names(count: int) -> list[str]:
 
 def result_lines(result: dict[str, Any], names: list[str]) -> list[str]:
     """A finished game's result for people: how it ended, then each seat's score, winners marked."""
-    money = "scores" not in result
     scores = result.get("scores", result.get("dollars", []))
+    words = words_for(str(result.get("game")))
+    as_text = getattr(words, "score", str)
     names = names if len(names) >= len(scores) else default_names(len(scores))
     length = f" after {clock(result['game_ms'])}" if "game_ms" in result else ""
     turns = f", {result['turns']} turns" if "turns" in result else ""
     lines = [f"game over ({result.get('reason')}){length}{turns}"]
     for seat, score in enumerate(scores):
         mark = "  winner" if seat in result.get("winners", []) else ""
-        lines.append(f"  {names[seat]}: {'$' if money else ''}{score}{mark}")
+        lines.append(f"  {names[seat]}: {as_text(score)}{mark}")
     if "company_dollars" in result:
         lines.append(f"  the Company: ${result['company_dollars']}")
     return lines

@@ -277,8 +277,7 @@ class Match:
             raise ProtocolError("illegal_action", "the table's clocks are paused", reason="paused")
         try:
             self._do_cmd(now, seat, command)
-        except SchemaError as exc:
-            self.rejected += 1
+        except SchemaError as exc:  # malformed: not a move the rules refused
             raise ProtocolError.from_schema(exc) from None
         except IllegalAction as exc:
             self.rejected += 1

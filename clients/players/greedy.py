@@ -1,6 +1,7 @@
 """The ``greedy`` reference player: a reasoned, short-sighted Parsimonia strategy.
 
 * Pairs the drawn card with its most profitable free resource card; auctions it when it cannot.
+* Places a tourists card it bought on its most profitable free resource card of that type, at once.
 * Values a lot by what it would earn: a lone tourists card is worth the profits the Company pays at once
   (capped by what the Company still holds); a free resource card half of its expected pairing profit.
   It bids the minimum while the price is under ``bid_share`` of that value and it is not the high bidder.
@@ -73,10 +74,16 @@ class GreedyPlayer:
         by_type: dict[str, list[dict[str, Any]]] = {}
         for t in legal:
             by_type.setdefault(t["type"], []).append(t)
-        for choose in (self._settle_drawn, self._close, self._bid, self._sell):
+        for choose in (self._settle_drawn, self._place_bought, self._close, self._bid, self._sell):
             command = choose(view, by_type)
             if command is not None:
                 return command
+        return None
+
+    def _place_bought(self, view: dict[str, Any], legal: dict[str, list]) -> dict[str, Any] | None:
+        """A bought tourists card goes on the free card of its type that pays the most (at once)."""
+        if legal.get("place_bought"):
+            return max(legal["place_bought"], key=lambda t: (self._profit(t["resource"]), -t["resource"]))
         return None
 
     def _settle_drawn(self, view: dict[str, Any], legal: dict[str, list]) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from trio_websocket import CloseReason, ConnectionClosed, WebSocketConnection, o
 
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
+from protocol.views import player_view
 from server import logs
 from server.app import Server, ServerConfig
 
@@ -214,12 +215,22 @@ async def play_seat(client: RawClient, seat: int, player: Any) -> dict[str, Any]
             if msg["event"].get("type") == "result":
                 return msg["event"]["result"]
         elif msg["type"] == "view" and msg["seat"] == seat and msg["seq"] >= last_seq and in_flight is None:
-            command = player.act(msg["view"], msg["legal"])
+            if not msg["legal"]:
+                continue
+            command = player.act(player_view(static_of(client), msg["view"], msg.get("private"), seat), msg["legal"])
             if command is not None:
                 in_flight = client.new_id()
                 await client.send({"type": "act", "id": in_flight, "table": msg["table"], "command": command})
         elif msg.get("re") is not None and msg.get("re") == in_flight:
             in_flight = None
+
+
+def static_of(client: RawClient) -> dict[str, Any]:
+    """The game's static part from the last joined / resumed / watching reply the client got."""
+    for msg in reversed(client.frames):
+        if msg["type"] in ("joined", "resumed", "watching"):
+            return msg["static"]
+    return {}
 
 
 def walk(value: Any) -> Iterator[Any]:

@@ -28,7 +28,7 @@ async def test_demo_plays_a_whole_game_in_process_and_conserves_money():
 async def test_demo_against_a_running_server_plays_on_a_table_there(server):
     out = await demo(players=2, seed=8, time_scale=5000, url=url(server))
     table = server.lobby.tables[out["table"]]
-    assert table.state == "over" and table.seed == 8
+    assert table.state == "over" and table.match.seed == 8
     assert out["digest"] == table.match.engine.digest()
     assert out["dollars"] == table.match.engine.result()["dollars"]
     assert sum(out["dollars"]) + out["company_dollars"] == BANK

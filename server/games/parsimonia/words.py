@@ -80,6 +80,12 @@ def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) ->
         paid = f"${event['paid']}" + (f" of ${event['profit']} due" if event["paid"] != event["profit"] else "")
         return (f"{seat} {how} {_card(static, event['tourist'])} on {_card(static, event['resource'])}"
                 + (f": profit {paid}" if event["profit"] else ""))
+    if kind == "placement_owed":
+        return (f"{seat} owes a choice: where {_card(static, event['card'])} goes "
+                f"(the most profitable card in {clock(event['deadline'] - at)})")
+    if kind == "bid_lapsed":
+        return (f"auction {event['auction']}: {seat}'s bid of ${event['amount']} lapses (no free card of that "
+                f"type any more); the next bid must be ${event['min_bid']}")
     if kind == "card_aside":
         return f"{_card(static, event['card'])} goes aside ({seat})"
     if kind == "tourists_cleared":
@@ -101,6 +107,11 @@ def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) ->
         winners = " and ".join(_name(names, w) for w in event["winners"]) or "nobody"
         return f"game over, {why}: {winners} won; {_money(names, event['dollars'])}"
     return None
+
+
+def score(value: int) -> str:
+    """A seat's score as people read it: dollars."""
+    return f"${value}"
 
 
 def started_at(view: dict[str, Any], static: dict[str, Any]) -> int | None:
