@@ -25,10 +25,6 @@ from server.transport.websocket import open_websocket
 from server.web import Web
 
 
-# The WebSocket layer refuses (1009, from the frame header, before reading the payload) only messages
-# over twice max_frame_bytes; one a little over it reaches the codec, which answers `too_large` as
-# protocol/SPEC.md says.
-WS_SIZE_FACTOR = 2
 GC_THRESHOLDS = (50_000, 20, 100)
 
 
@@ -123,7 +119,7 @@ class Server:
             return
         received = await http.switch_to_websocket(request)
         cfg = self.config
-        max_message = WS_SIZE_FACTOR * cfg.limits.max_frame_bytes
+        max_message = cfg.limits.max_frame_bytes  # refused from the frame header: 1009 (SPEC.md)
         async with open_websocket(http.stream, sock, received, max_message=max_message,
                                   queue_size=cfg.queue_size) as ws:
             conn = Connection(ws, self, peer)

@@ -186,7 +186,6 @@ FATAL_CASES = [
     ("truncated msgpack", True, b"\x82\xa4type", "malformed", None),
     ("bytes after the map", True, encode({"type": "ping", "id": 3}) + b"\x00", "malformed", None),
     ("not a map", True, msgpack.packb([1, 2, 3]), "malformed", None),
-    ("over max_frame_bytes", True, OVERSIZED, "too_large", None),
     ("string over max_str_len", True, msgpack.packb({"type": "ping", "pad": "x" * 4097}), "too_large", None),
     ("before hello", False, encode({"type": "tables", "id": 3}), "hello_required", 3),
     ("unsupported version", False, encode({"type": "hello", "id": 3, "version": 2, "client": "x"}),
@@ -197,7 +196,6 @@ FATAL_CASES = [
 @pytest.mark.parametrize(("hello", "frame", "code", "re"), [c[1:] for c in FATAL_CASES],
                          ids=[c[0] for c in FATAL_CASES])
 async def test_fatal_protocol_error_answered_then_connection_closed(server, autojump_clock, hello, frame, code, re):
-    assert len(OVERSIZED) > 65536
     async with connect(server, "bad", hello=hello) as client:
         await client.send_raw(frame)
         error = await client.expect(lambda m: m["type"] == "error")
@@ -205,6 +203,15 @@ async def test_fatal_protocol_error_answered_then_connection_closed(server, auto
         closed = await client.wait_closed()
         assert closed.code == POLICY_VIOLATION
         assert [m["type"] for m in client.frames] == (["welcome"] if hello else []) + ["error"]
+
+
+async def test_a_frame_over_max_frame_bytes_is_closed_1009_with_no_error(server, autojump_clock):
+    assert len(OVERSIZED) > 65536
+    async with connect(server, "big") as client:
+        await client.send_raw(OVERSIZED)
+        closed = await client.wait_closed()
+        assert closed.code == 1009
+        assert [m["type"] for m in client.frames] == ["welcome"]
 
 
 async def test_bad_messages_refused_with_their_codes_while_table_plays_on(server, autojump_clock):

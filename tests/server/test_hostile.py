@@ -72,7 +72,7 @@ MESSAGE_FIELDS = {
     "options": st.dictionaries(st.sampled_from(["turn_ms", "quiet_ms", "bank", "x"]), near(0, 10**6), max_size=3),
     "name": st.text(max_size=70), "views": st.booleans(), "token": st.text(max_size=130),
     "last_seq": near(0, 2**62), "version": st.integers(0, 2), "client": st.text(max_size=70),
-    "action": st.sampled_from(["pause", "resume", "close", "kick", "connections", "explode"]),
+    "action": st.sampled_from(["pause", "unpause", "close", "kick", "connections", "explode"]),
     "conn": near(1, 50), "admin": st.text(max_size=20),
 }
 
@@ -170,11 +170,11 @@ async def test_fuzzed_frames_never_crash_the_server_nor_change_state_when_refuse
             if server.lobby.tables[current["c"]].state == "over":  # a fuzzed command ended it: a fresh one
                 await new_table_c()
             if driven["n"] % 10 == 0:  # table B's own commands do change it
-                before = b.engine.digest()
+                before = b.match.engine.digest()
                 assert (await act(b0, table_b, type="give", to=1, amount=1))["type"] == "ok"
-                assert b.engine.digest() != before
+                assert b.match.engine.digest() != before
             driven["n"] += 1
-            b_digest, state = b.engine.digest(), fingerprint(server)
+            b_digest, state = b.match.engine.digest(), fingerprint(server)
             async with connect(server, "fuzz") as fuzz:
                 if seated:
                     reply = await fuzz.request("resume", table=current["c"], token=current["c_token"], last_seq=0)
@@ -204,7 +204,7 @@ async def test_fuzzed_frames_never_crash_the_server_nor_change_state_when_refuse
                 assert errors and errors[-1]["code"] in FATAL_CODES | {"rate_limited"}, (closed.reason, received)
             async with connect(server, "probe") as probe:
                 assert (await probe.request("ping"))["type"] == "pong"
-            assert b.engine.digest() == b_digest
+            assert b.match.engine.digest() == b_digest
             if not any(m["type"] in CHANGES for m in received):
                 assert fingerprint(server) == state, received
 
@@ -373,7 +373,7 @@ async def test_a_connection_may_create_only_so_many_tables(start_server, autojum
 async def test_without_an_admin_token_every_admin_request_is_forbidden(server, autojump_clock):
     async with connect(server, "anyone") as client:
         table = await create_table(client, 2)  # no token: anyone may create
-        for action, fields in [("pause", {"table": table}), ("resume", {"table": table}),
+        for action, fields in [("pause", {"table": table}), ("unpause", {"table": table}),
                                ("close", {"table": table}), ("kick", {"conn": 1}), ("connections", {})]:
             for token in ("", "x", ADMIN):
                 if not token:
@@ -396,7 +396,7 @@ async def test_with_an_admin_token_only_the_organiser_creates_tables(start_serve
         assert await create_table(client, 2, admin=ADMIN) == "t1"
 
 
-async def test_pause_stops_every_clock_and_resume_moves_the_deadlines(start_server, autojump_clock):
+async def test_pause_stops_every_clock_and_unpause_moves_the_deadlines(start_server, autojump_clock):
     server = await start_server(admin_token=ADMIN)
     async with connect(server, "org") as org, connect(server, "a") as a, connect(server, "b") as b:
         table = await create_table(org, 2, seed=3, admin=ADMIN, options=SHORT)
@@ -417,15 +417,15 @@ async def test_pause_stops_every_clock_and_resume_moves_the_deadlines(start_serv
         view = await a.request("view", table=table)
         assert view["legal"] == [] and view["view"]["deadlines"]["turn"] == deadline
         assert (await admin(org, "pause", table=table))["code"] == "bad_field"  # already paused
-        assert (await admin(org, "resume", table=table))["type"] == "ok"
-        resumed = await b.event("resumed")
+        assert (await admin(org, "unpause", table=table))["type"] == "ok"
+        resumed = await b.event("unpaused")
         moved = deadline + (resumed["time"] - paused["time"])
         assert resumed["event"]["deadline"] == moved
         view = await a.request("view", table=table)
         assert view["view"]["deadlines"]["turn"] == moved and view["legal"]
         ended = await b.event("turn_ended", seat=0)
         assert ended["event"]["reason"] == "timeout" and ended["time"] == moved
-        assert (await admin(org, "resume", table=table))["code"] == "bad_field"  # not paused
+        assert (await admin(org, "unpause", table=table))["code"] == "bad_field"  # not paused
         assert (await admin(org, "pause", table="t404"))["code"] == "no_such_table"
         assert (await admin(org, "pause"))["code"] == "bad_field"
 
