@@ -41,22 +41,31 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def option(text: str) -> tuple[str, Any]:
-    """An argparse type: ``KEY=VALUE`` for a game option; VALUE is JSON (a bare word is a string), or
-    ``@FILE`` for a JSON file (e.g. ``deck=@mydeck.json``)."""
+def option(text: str) -> tuple[str, str]:
+    """An argparse type: ``KEY=VALUE`` for a game option (the value is read by ``game_options``)."""
     key, eq, value = text.partition("=")
     if not eq or not key:
         raise argparse.ArgumentTypeError(f"{text!r}: give KEY=VALUE, e.g. turn_ms=60000 or deck=@deck.json")
-    if value.startswith("@"):
+    return key, value
+
+
+def game_options(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """The options map from ``--option KEY=VALUE`` pairs: VALUE is JSON (a bare word is a string), or
+    ``@FILE`` for a JSON file. ``ValueError`` naming the option when a file cannot be read."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if value.startswith("@"):
+            try:
+                with open(value[1:], encoding="utf-8") as f:
+                    out[key] = json.load(f)
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"option {key}: cannot read {value[1:]}: {exc}") from None
+            continue
         try:
-            with open(value[1:], encoding="utf-8") as f:
-                return key, json.load(f)
-        except (OSError, ValueError) as exc:
-            raise argparse.ArgumentTypeError(f"{key}: cannot read {value[1:]}: {exc}") from None
-    try:
-        return key, json.loads(value)
-    except ValueError:
-        return key, value
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -405,7 +414,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run one command. A user's mistake (no server there, a port in use, a wrong token, Ctrl-C) ends it
     with one line naming the cause and what to do, and a non-zero status; a bug keeps its traceback."""
     args = build_parser().parse_args(argv)
-    args.options = dict(getattr(args, "option_list", []))
+    try:
+        args.options = game_options(getattr(args, "option_list", []))
+    except ValueError as exc:
+        print(f"parsimonia {args.command}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     try:
         status = args.run(args)
     except BaseException as exc:

@@ -93,13 +93,15 @@ class Lobby:
     def _finished(self, table: Table) -> None:
         """A table's task is over: keep it in the finished index; archive its journal once it is durable."""
         del self.live[table.id]
+        if table.stopped:  # its journal failed: it stays as it is, answering that it is stopped
+            return
         done = FinishedTable(table.match, self.clock)
         self.tables[table.id] = done
         self.finished[table.id] = done
         while len(self.finished) > self.finished_kept:
             old, _ = self.finished.popitem(last=False)
             del self.tables[old]
-        if table.journal is None or self.data is None or table.stopped:
+        if table.journal is None or self.data is None:
             return
         data, journal = self.data, table.journal
         journal.after_durable(lambda: data.archive(table.id))

@@ -134,6 +134,9 @@ class Table:
             match.step(now, request.kind, request.conn, request.msg)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
+            elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
+                self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
+                              name=seat.name)
         if match.failure is not None:
             self.log.error("rules_failed", error=repr(match.failure)[:500])
         if was != match.state:

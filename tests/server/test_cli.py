@@ -57,10 +57,10 @@ def test_simulate_without_json_prints_a_readable_summary(capsys):
     code, out, err = run(capsys, "simulate", "--players", "2", "--seed", "5", "--players-kind", "mix", "--time-scale", "20")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == "Parsimonia, 2 players (greedy, random), seed 5"
-    assert lines[1].startswith("ended by clock after 6.0 game minutes")
+    assert lines[0].startswith("Parsimonia, 2 players (greedy, random), seed 5, ") and lines[0].endswith(" actions")
+    assert lines[1].startswith("game over (clock) after 6:00, ")
     assert lines[2].startswith("  seat 0 (greedy): $") and lines[3].startswith("  seat 1 (random): $")
-    assert lines[-1].startswith("  Company: $")
+    assert lines[-1].startswith("  the Company: $")
     assert sum("winner" in line for line in lines) >= 1
     with pytest.raises(json.JSONDecodeError):
         json.loads(out)
@@ -98,7 +98,7 @@ def test_a_bad_time_scale_exits_2_with_a_message(capsys, scale):
 
 
 def test_a_missing_deck_file_exits_2_with_a_message(capsys, tmp_path):
-    code, out, err = run(capsys, "simulate", "--deck", str(tmp_path / "nope.json"), "--json")
+    code, out, err = run(capsys, "simulate", "--option", f"deck=@{tmp_path / 'nope.json'}", "--json")
     assert code == 2 and out == ""
     assert err.startswith("parsimonia simulate:") and "nope.json" in err
 
@@ -107,16 +107,17 @@ def test_a_missing_deck_file_exits_2_with_a_message(capsys, tmp_path):
 def test_a_malformed_deck_file_exits_2_with_a_message(capsys, tmp_path, text):
     path = tmp_path / "deck.json"
     path.write_text(text)
-    code, out, err = run(capsys, "simulate", "--deck", str(path), "--json")
+    code, out, err = run(capsys, "simulate", "--option", f"deck=@{path}", "--json")
     assert code == 2 and out == ""
-    assert err.startswith("parsimonia simulate:")
+    assert err.startswith("parsimonia simulate:") and "deck" in err and err.count("\n") == 1
 
 
 def test_a_deck_file_is_played(capsys, tmp_path):
     path = tmp_path / "deck.json"
     cards = [{"type": 1, "profit": 10}, {"type": 2, "profit": 20}]
     path.write_text(json.dumps({"resources": cards, "tourists": cards}))
-    code, out, _ = run(capsys, "simulate", "--players", "2", "--deck", str(path), "--time-scale", "20", "--json")
+    code, out, _ = run(capsys, "simulate", "--players", "2", "--option", f"deck=@{path}", "--time-scale", "20",
+                       "--json")
     assert code == 0
     default = json.loads(run(capsys, "simulate", "--players", "2", "--time-scale", "20", "--json")[1])
     played = json.loads(out)
@@ -161,7 +162,7 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     code, out, _ = run(capsys, "bot", "greedy", "--time-scale", "120", "--url", "ws://127.0.0.1:9")
     assert code == 0
     assert calls == [("ws://127.0.0.1:9", {"name": "greedy-bot", "table": None, "seats": 4, "token": None,
-                                           "create_options": {"time_scale": 120.0}})]
+                                           "game": "parsimonia", "create_options": {"time_scale": 120.0}})]
     assert out.splitlines() == ["game over (clock) after 1:00, 12 turns", "  seat 0: $900", "  seat 1: $1100  winner",
                                 "  the Company: $5760"]
     code, out, _ = run(capsys, "bot", "greedy", "--json")

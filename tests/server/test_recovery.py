@@ -17,7 +17,8 @@ from server.journal import read_journal
 from server.replay import replay_file
 from server.storage import DataDir
 from server.match import Match
-from tests.server.conftest import BANK, RawClient, connect, create_table, join
+from protocol.views import player_view
+from tests.server.conftest import BANK, RawClient, connect, create_table, join, static_of
 
 
 Crash = Callable[[], Awaitable[None]]
@@ -49,8 +50,8 @@ async def act(client: RawClient, table: str, **command: Any) -> dict[str, Any]:
     return await client.request("act", table=table, command=command)
 
 
-def wire_history(table: Table) -> list[tuple[int, int, dict[str, Any]]]:
-    return [(seq, at, event.to_wire()) for seq, at, event in table.history]
+def wire_history(match: Match) -> list[tuple[int, int, dict[str, Any]]]:
+    return [(seq, at, event.to_wire()) for seq, at, event in match.history]
 
 
 # ------------------------------------------------------------------ one table, stopped mid-auction
@@ -78,7 +79,7 @@ async def test_recovered_table_is_the_same_and_its_clocks_lost_no_time(nursery, 
         await ada.view(lambda m: m["seq"] == bid["seq"])
         await bob.view(lambda m: m["seq"] == bid["seq"])
 
-        live = server.lobby.tables[table]
+        live = server.lobby.tables[table].match
         heartbeat = os.path.join(tmp_path, "clock")
         mock_clock.jump(1.0)  # the heartbeat catches up with the clock (nothing else is due)
         now = server.lobby.clock.now_ms()
@@ -114,10 +115,10 @@ async def test_recovered_table_is_the_same_and_its_clocks_lost_no_time(nursery, 
     assert server2.lobby.clock.now_ms() == now  # server time continues from the heartbeat
     t = server2.lobby.tables[table]
     assert t.state == "running" and t.match.engine.digest() == before["digest"]
-    assert wire_history(t) == before["history"]
+    assert wire_history(t.match) == before["history"]
     assert [s.token for s in t.match.seats] == before["tokens"] and [s.name for s in t.match.seats] == before["names"]
     assert t.match.engine.view(None) == before["view"]  # deadlines included: the same server times as before
-    assert t.actions == before["actions"]
+    assert t.match.actions == before["actions"]
 
     async with connect(server2, "ada again") as ada2, connect(server2, "bob again") as bob2:
         assert ada2.frames[0]["server_time"] == now
@@ -125,7 +126,9 @@ async def test_recovered_table_is_the_same_and_its_clocks_lost_no_time(nursery, 
         last_seq = 3
         rid = ada2.new_id()
         await ada2.send({"type": "resume", "id": rid, "table": table, "token": tokens[0], "last_seq": last_seq})
-        assert await ada2.answer(rid) == {"type": "resumed", "re": rid, "table": table, "seat": 0}
+        resumed = await ada2.answer(rid)
+        assert {k: resumed[k] for k in ("type", "re", "table", "seat", "game")} == {
+            "type": "resumed", "re": rid, "table": table, "seat": 0, "game": "parsimonia"}
         missed = [await ada2.next() for _ in range(len(seen_by_ada) - last_seq)]
         assert missed == seen_by_ada[last_seq:]
         view = await ada2.next()
@@ -184,7 +187,10 @@ class Player:
                     self.result = msg["event"]["result"]
             elif msg["type"] == "view" and msg["seat"] == self.seat and msg["seq"] >= self.last_seq \
                     and in_flight is None:
-                command = self.player.act(msg["view"], msg["legal"])
+                if not msg["legal"]:
+                    continue
+                view = player_view(static_of(client), msg["view"], msg.get("private"), self.seat)
+                command = self.player.act(view, msg["legal"])
                 if command is not None:
                     in_flight = (client.new_id(), command)
                     await client.send({"type": "act", "id": in_flight[0], "table": msg["table"], "command": command})
@@ -217,7 +223,7 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
         table = await create_table(c0, 3, seed=23, time_scale=1000, options=options)
         for seat, client in enumerate(clients):
             players.append(Player(seat, (await join(client, table))["token"]))
-        live = server.lobby.tables[table]
+        live = server.lobby.tables[table].match
         with trio.fail_after(20):
             async with trio.open_nursery() as bots:
                 for player, client in zip(players, clients):
@@ -241,7 +247,7 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
         assert [(m["seq"], m["time"], m["event"]) for m in player.events] == history[: len(player.events)]
 
     server2, _ = await launch(nursery, str(tmp_path), sync="fsync")
-    recovered = server2.lobby.tables[table]
+    recovered = server2.lobby.tables[table].match
     assert recovered.engine.digest() == crashed.engine.digest() and wire_history(recovered) == history
     async with connect(server2, "p0") as c0, connect(server2, "p1") as c1, connect(server2, "p2") as c2:
         with trio.fail_after(30):
@@ -255,11 +261,13 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
     result = players[0].result
     assert result is not None and all(p.result == result for p in players)
     assert sum(result["dollars"]) + result["company_dollars"] == BANK
-    final = wire_history(server2.lobby.tables[table])
-    for player in players:  # each seat saw every event once, in order, across both servers
-        assert [(m["seq"], m["time"], m["event"]) for m in player.events] == final
     replay_path = os.path.join(data.replays, f"{table}.journal")
     records = read_journal(replay_path).records
+    final = wire_history(Match.replay(records))  # the finished table keeps only its result in memory
+    for player in players:  # each seat saw every event once, in order, across both servers
+        seen = [(m["seq"], m["time"], m["event"]) for m in player.events]
+        assert seen[:-1] == final[:-1]  # the result itself counts refusals, which leave no record to replay
+        assert seen[-1][2]["result"] == records[-1]["result"] and len(seen) == len(final)
     for player in players:
         journaled = commands_by_seat(records, player.seat)
         assert _subsequence(player.acked, journaled) and len(journaled) - len(player.acked) <= 1

@@ -75,9 +75,9 @@ def test_replay_reproduces_the_finished_game(finished):
         assert result[key] == out[key], key
     assert sum(result["dollars"]) + result["company_dollars"] == BANK
     assert out["actions"] > 50 and out["reason"] == "clock"
-    events = lines[:-2]  # one line per event, numbered from 1
-    assert events[0].startswith("[    1]") and " game_started " in events[0]
-    assert events[-1].startswith(f"[{len(events):>5}]") and " result " in events[-1]
+    events = lines[:-2]  # one line per event, in words, stamped with the game time
+    assert events[0] == "[   0:00] game started: greedy-0 (seat 0), greedy-1 (seat 1), greedy-2 (seat 2)"
+    assert "game over" in events[-1] and all(line.startswith("[") for line in events)
 
 
 def test_cli_replay_exits_0_and_quiet_prints_only_the_result(finished, capsys):
