@@ -60,6 +60,7 @@ SKIP_TRIES = 12
 BID, AUCTION, CLOSE = 0, 1, 2
 TIMER_REASONS = {"quiet", "timeout", "deadline"}
 EVENT_PREFIX = b"\xa4type\xa5event"  # a map whose first entry is "type": "event" (after the map's header byte)
+VIEW_PREFIX = b"\xa4type\xa4view"  # the same for a view push
 now = time.perf_counter
 pack = msgpack.Packer(use_bin_type=True).pack
 unpackb = msgpack.unpackb
@@ -137,6 +138,8 @@ class Conn(WSListener):
         payload = frame.get_payload_as_memoryview()
         if not self.pending and self.table.conns[0] is not self and payload[1:12] == EVENT_PREFIX:
             return  # an event this seat need not read: no bid of its own is waiting, another seat keeps the state
+        if not self.waiters and payload[1:11] == VIEW_PREFIX:
+            return  # a view pushed after a change (with --views): counted as delivered, never read
         try:
             msg = unpackb(payload)
             typ = msg["type"]
@@ -363,7 +366,7 @@ class Generator:
                 _, conn = await ws_connect(lambda: Conn(self, tb), self.url, websocket_handshake_timeout=60,
                                            enable_auto_pong=True)
                 await conn.request("hello", 60, version=1, client="parsimonia-bench")
-                await conn.request("join", 60, table=tb.id, name=f"bench{n}", views=False)
+                await conn.request("join", 60, table=tb.id, name=f"bench{n}", views=args.views)
 
         await asyncio.gather(*(seat_one(tb, n) for n in range(SEATS) for tb in self.tables))
         if self.ours:  # every table has started: learn the hands from one view each
@@ -560,6 +563,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--connect-concurrency", type=int, default=64)
     parser.add_argument("--setup-timeout", type=float, default=180.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--views", action="store_true",
+                        help="join with views on: every seat gets a view frame after every change (ours only)")
     parser.add_argument("--no-uvloop", action="store_true")
     args = parser.parse_args(argv)
     raise_nofile_limit()

@@ -43,10 +43,11 @@ DEFAULT_RATES = (250, 500, 1000, 2000, 4000, 8000, 16000)
 QUICK_TABLES = (10,)
 QUICK_RATES = (250, 1000, 2000)
 SERVERS = ("parsimonia", "bare-trio", "bare-websockets")
-# ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off)
-OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal")
+# ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off); and
+# ours as shipped with every seat joined with views on (a view frame per seat after every change)
+OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views")
 ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "nojournal": "parsimonia-nojournal",
-           "trio": "bare-trio", "websockets": "bare-websockets"}
+           "views": "parsimonia-views", "trio": "bare-trio", "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
 LOADGEN_LAG_LIMIT_MS = 20.0
 LOADGEN_CPU_LIMIT = 0.9
@@ -56,7 +57,7 @@ BUSY_LOAD = 0.7  # 1-minute load average above which the harness warns that othe
 def server_command(name: str, port: int, data_dir: str) -> list[str]:
     if name in OURS:
         durability = {"parsimonia": ["--data", data_dir], "parsimonia-write": ["--data", data_dir, "--sync", "write"],
-                      "parsimonia-nojournal": ["--sync", "off"]}[name]
+                      "parsimonia-nojournal": ["--sync", "off"], "parsimonia-views": ["--data", data_dir]}[name]
         # the generator is the one client that per-client limits exist to stop: lift them for it
         limits = ["--max-tables-per-client", "1000000", "--max-messages-per-s", "1000000",
                   "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "1000000"]
@@ -66,7 +67,7 @@ def server_command(name: str, port: int, data_dir: str) -> list[str]:
         return [sys.executable, str(BENCH / "baseline_trio.py"), "--port", str(port)]
     if name == "bare-websockets":
         return [sys.executable, str(BENCH / "baseline_websockets.py"), "--port", str(port)]
-    raise ValueError(f"unknown server {name!r}; choose from {', '.join((*SERVERS, OURS[1]))}")
+    raise ValueError(f"unknown server {name!r}; choose from {', '.join((*SERVERS, *OURS[1:]))}")
 
 
 @dataclass
@@ -157,7 +158,8 @@ def run_one(cfg: Config, server: str, tables: int, rate: float) -> dict[str, Any
                 [sys.executable, str(BENCH / "loadgen.py"), "--url", f"ws://127.0.0.1:{port}/", "--kind", kind,
                  "--tables", str(tables), "--rate", str(rate), "--warmup", str(cfg.warmup),
                  "--duration", str(cfg.duration), "--drain", str(cfg.drain), "--quiet-ms", str(cfg.quiet_ms),
-                 "--bids-per-auction", str(cfg.bids_per_auction), "--setup-timeout", str(cfg.setup_timeout)],
+                 "--bids-per-auction", str(cfg.bids_per_auction), "--setup-timeout", str(cfg.setup_timeout),
+                 *(["--views"] if server == "parsimonia-views" else [])],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=gen_err, text=True,
             )
             lines: queue.Queue[str | None] = queue.Queue()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import Player, fill
-from .greedy import GreedyPlayer
+from .parsimonia import GreedyPlayer
 from .random_player import RandomPlayer
 
 ANY_GAME = "*"
