@@ -35,7 +35,8 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits)
     queue_size: int = 256  # frames queued for one client before it counts as too slow
     client: ClientLimits = field(default_factory=ClientLimits)
-    max_tables: int = 10_000
+    max_tables: int = 10_000  # live tables (finished ones leave memory, but for a bounded index)
+    finished_kept: int = 1000  # finished tables that still answer watch, view and resume with their result
     admin_token: str | None = field(default=None, repr=False)  # never logged
     data_dir: str | None = None  # None: tables live in memory only
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
@@ -69,11 +70,11 @@ class Server:
         try:
             async with trio.open_nursery() as nursery:
                 if data is None:
-                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables)
+                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, finished_kept=cfg.finished_kept)
                 else:
                     recovered = data.recover()
                     clock = ServerClock(data.start_ms(recovered))
-                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data)
+                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, cfg.finished_kept)
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)

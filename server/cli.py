@@ -86,6 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
         data_dir=None if args.sync == "off" else args.data,
         sync=args.sync,
         admin_token=admin_token,
+        max_tables=args.max_tables,
         client=ClientLimits(
             messages_per_s=args.max_messages_per_s,
             bytes_per_s=args.max_bytes_per_s,
@@ -347,6 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="bytes a connection may send per second (2 s burst)")
     serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip,
                        help="connections one address may hold at once")
+    serve.add_argument("--max-tables", type=int, default=10_000,
+                       help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client,
                        help="tables one connection may create")
 

@@ -8,7 +8,10 @@ view part, a reveal.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from protocol.schema import Int, Record
 from server.games import GAMES, Game, IllegalAction, Option, Outcome, register
@@ -84,3 +87,10 @@ def install() -> type[Game]:
     if Sealed.NAME not in GAMES:
         register(Sealed)
     return Sealed
+
+
+@pytest.fixture
+def toy() -> Iterator[type[Game]]:
+    """The toy game, registered for one test only (other tests see the server's own games)."""
+    yield install()
+    GAMES.pop(Sealed.NAME, None)

@@ -10,12 +10,10 @@ from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from server.app import Server, ServerConfig
 from server.simulate import simulate, summary
-from tests.toy_game import Sealed, install
+from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
 
 
-@pytest.fixture(autouse=True)
-def toy() -> type[Sealed]:
-    return install()
+pytestmark = pytest.mark.usefixtures("toy")
 
 
 async def play(url: str, seats: int) -> list[dict]:
@@ -50,3 +48,33 @@ def test_simulate_plays_a_toy_game_deterministically():
 def test_simulate_refuses_a_player_kind_the_game_has_not():
     with pytest.raises(KeyError, match="no 'greedy' player"):
         simulate(2, seed=1, kind="greedy", game=Sealed.NAME)
+
+
+TOY_BOT = ["-c", "import sys; from tests.toy_game import install; install(); from server.cli import main; "
+           "main(sys.argv[1:])", "bot", "random", "--game", Sealed.NAME, "--seed", "{name}", "--url", "{url}",
+           "--table", "{table}", "--token", "{token}"]
+
+
+async def test_a_league_of_a_toy_game_runs_in_the_tournament_director(tmp_path):
+    import json
+    import logging
+    import sys
+
+    from server import logs
+    from server.tournament.director import DirectorConfig, run_tournament
+
+    logs.configure(level=logging.WARNING)
+    lines = ['name = "toy league"', 'format = "swiss"', "rounds = 2", "table_size = 2", "seed = 5",
+             f'game = "{Sealed.NAME}"', "[options]", "choose_ms = 5000"]
+    for i in range(4):
+        bot = [sys.executable, *[a.replace("{name}", str(i)) for a in TOY_BOT]]
+        lines += ["[[entrant]]", f'name = "toy-{i}"', f"bot = {json.dumps(bot)}"]
+    roster = tmp_path / "toy.toml"
+    roster.write_text("\n".join(lines) + "\n")
+    cfg = DirectorConfig(roster=str(roster), data_dir=str(tmp_path / "data"), port=0, time_scale=10, live=False)
+    with trio.fail_after(120):
+        doc = await run_tournament(cfg, lambda line: None)
+    assert doc["state"] == "finished" and [r["finished"] for r in doc["rounds"]] == [True, True]
+    assert {e["name"]: e["games"] for e in doc["entrants"]} == {f"toy-{i}": 2 for i in range(4)}
+    points = [e["points"] for e in doc["entrants"]]
+    assert points == sorted(points, reverse=True) and sum(points) > 0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import trio
 
+from tests.toy_game import toy  # noqa: F401 (the fixture)
 from tests.server.conftest import SHORT, connect, create_table, join
 
 
@@ -167,3 +169,26 @@ async def test_publish_needs_the_admin_token_and_a_topic(start_server):
         missing = await client.request("admin", token=ADMIN, action="publish", data={})
         assert missing["code"] == "bad_field"
         assert (await client.request("bulletin", topic="x"))["version"] == 0
+
+
+async def test_finished_tables_leave_the_live_count_and_a_bounded_index_still_answers_with_the_result(
+        start_server, autojump_clock, toy):
+    server = await start_server(max_tables=1, finished_kept=1)
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        done = []
+        for _ in range(2):  # max_tables=1: the second table can be created only once the first has finished
+            table = (await a.request("create", game=toy.NAME, seats=2, options={"choose_ms": 1000}))["table"]
+            await join(a, table)
+            await join(b, table)
+            await a.event("result")
+            await trio.sleep(0.1)  # the table's task ends; the lobby keeps it as finished
+            assert table not in server.lobby.live and table in server.lobby.finished
+            done.append(table)
+        full = await a.request("create", game=toy.NAME, seats=2)
+        assert full["type"] == "created"  # a live table again: the finished ones did not count
+        assert (await a.request("watch", table=done[0]))["code"] == "no_such_table"  # beyond finished_kept
+        watching = await a.request("watch", table=done[1])
+        assert watching["type"] == "watching"
+        view = await a.view(lambda m: m["table"] == done[1])
+        assert view["view"]["result"]["reason"] == "revealed" and view["legal"] == []
+        assert len(server.lobby.finished[done[1]].match.history) == 1  # only the result is kept

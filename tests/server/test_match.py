@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -10,7 +11,7 @@ import pytest
 from protocol import messages
 from server.games import GAMES, IllegalAction
 from server.match import OVER, REPLAY_LIMIT, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
-from tests.toy_game import Sealed, install
+from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
 
 
 class Inbox:
@@ -29,9 +30,7 @@ class Inbox:
         return [f["event"] for f in self.of("event")]
 
 
-@pytest.fixture(autouse=True)
-def toy() -> type[Sealed]:
-    return install()
+pytestmark = pytest.mark.usefixtures("toy")
 
 
 def deliver(match: Match) -> None:
@@ -210,8 +209,14 @@ class Broken(Sealed):
     HANDLERS = {"choose": _choose}
 
 
-def test_a_failing_rule_stops_that_match_with_server_error_and_the_replay_agrees():
-    GAMES.setdefault(Broken.NAME, Broken)
+@pytest.fixture
+def broken() -> Iterator[None]:
+    GAMES[Broken.NAME] = Broken
+    yield
+    del GAMES[Broken.NAME]
+
+
+def test_a_failing_rule_stops_that_match_with_server_error_and_the_replay_agrees(broken):
     match = Match("t9", Broken.NAME, 2, seed=3)
     subs = [Inbox(), Inbox()]
     for i, sub in enumerate(subs):
