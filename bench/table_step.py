@@ -63,7 +63,7 @@ def run(seats: int, bids: int, views: bool) -> dict:
         auction, seller = auctions[k % len(auctions)]
         bidder = (seller + 1 + (k // len(auctions)) % (seats - 1)) % seats
         amount[auction] += 1
-        if amount[auction] > 900:  # keep every bid within the bidder's money: close and reopen
+        if amount[auction] > 30:  # keep every open bid within its bidder's money: close and reopen
             amount[auction] = 1
             match.step(now, "act", subs[seller], {"table": "bench", "command": {
                 "type": "close", "auction": auction, "winner": None}})

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from server.connection import Connection
 
 INBOX_SIZE = 1024
+BATCH = 64  # requests handled in one step at most (one journal sync, one round of views for them all)
 
 __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
 
@@ -112,31 +113,39 @@ class Table:
         match = self.match
         while match.state != OVER and not self.stopped:
             deadline = match.next_deadline()
-            request = None
+            batch: list[Request] = []
             with trio.move_on_at(self.clock.to_trio(deadline)):
                 try:
-                    request = await self._inbox_out.receive()
+                    batch.append(await self._inbox_out.receive())
                 except (trio.EndOfChannel, trio.ClosedResourceError):
                     return
             now = self.clock.now_ms()
-            if request is None and deadline is not None:
+            if not batch and deadline is not None:
                 metrics.observe_lateness(now - deadline)
                 now = max(now, deadline)
-            self._step(now, request)
+            while batch and len(batch) < BATCH:  # what else has arrived: handled in the same step
+                try:
+                    batch.append(self._inbox_out.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    break
+            self._step(now, batch)
 
-    def _step(self, now: int, request: Request | None) -> None:
+    def _step(self, now: int, batch: list[Request]) -> None:
+        """The deadlines due, then every request of the batch in arrival order, then one round of views:
+        under load, a seat gets one view for all the changes of a batch, not one per change."""
         started = time.perf_counter()
         match = self.match
-        was, refused = match.state, match.rejected
-        if request is None:
-            match.step(now)
-        else:
-            match.step(now, request.kind, request.conn, request.msg)
+        was = match.state
+        match.tick(now)
+        for request in batch:
+            refused = match.rejected
+            match.handle(request.kind, request.conn, request.msg, now)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
             elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
                 self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
                               name=seat.name)
+        match.flush_views(now)
         if match.failure is not None:
             self.log.error("rules_failed", error=repr(match.failure)[:500])
         if was != match.state:
@@ -160,7 +169,7 @@ class Table:
         self.inbox.close()
         if not self.stopped:
             async for request in self._inbox_out:
-                self._step(self.clock.now_ms(), request)
+                self._step(self.clock.now_ms(), [request])
         if self.on_finish is not None:
             self.on_finish(self)
 

@@ -31,10 +31,18 @@ class OpenAuction:
     last_bid_at: int = -1
     bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid still standing
     had_bids: bool = False  # whether anyone ever bid (a withdrawn bid counts)
+    _high: tuple[int, int] | None = field(default=None, repr=False, compare=False)  # kept by bid and withdraw
 
     def __post_init__(self) -> None:
         if self.last_bid_at < 0:
             self.last_bid_at = self.opened_at
+        self._high = self._highest()
+
+    def _highest(self) -> tuple[int, int] | None:
+        if not self.bids:
+            return None
+        bidder = max(self.bids, key=self.bids.__getitem__)
+        return bidder, self.bids[bidder]
 
     @property
     def closes_at(self) -> int:
@@ -43,14 +51,11 @@ class OpenAuction:
 
     def high(self) -> tuple[int, int] | None:
         """``(bidder, amount)`` of the highest standing bid."""
-        if not self.bids:
-            return None
-        bidder = max(self.bids, key=self.bids.__getitem__)
-        return bidder, self.bids[bidder]
+        return self._high
 
     def min_bid(self) -> int:
-        high = self.high()
-        return max(self.start_price, high[1] if high else 0) + 1
+        high = self._high
+        return (high[1] if high is not None and high[1] > self.start_price else self.start_price) + 1
 
     def check_bid(self, seat: int, amount: int) -> None:
         if seat == self.seller:
@@ -61,12 +66,15 @@ class OpenAuction:
     def bid(self, seat: int, amount: int, now_ms: int) -> None:
         self.check_bid(seat, amount)
         self.bids[seat] = amount
+        self._high = (seat, amount)  # a bid always beats the highest one
         self.had_bids = True
         self.last_bid_at = now_ms
 
     def withdraw(self, seat: int) -> None:
         """Remove the bid of ``seat`` (a player who left, a bid that lapsed); the next highest bid stands."""
         self.bids.pop(seat, None)
+        if self._high is not None and self._high[0] == seat:
+            self._high = self._highest()
 
     def shift(self, delta_ms: int) -> None:
         self.opened_at += delta_ms

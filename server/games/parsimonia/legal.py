@@ -23,12 +23,19 @@ def legal_actions(g: ParsimoniaState, seat: int) -> list[dict[str, Any]]:
         return []
     out: list[dict[str, Any]] = []
     free = g.free_dollars(seat)
+    room: dict[int, bool] = {}  # card type -> whether the seat may take a lone tourists card of it
     for a in g.auctions.values():
-        if seat == a.seller or not g.may_take_lot(seat, a):
+        if seat == a.seller:
             continue
-        top = free + a.bids.get(seat, 0)
-        if a.min_bid() <= top:
-            out.append({"type": "bid", "auction": a.id, "amount": _range(a.min_bid(), top)})
+        card_type = g.lone_tourists_type(a)
+        if card_type is not None:
+            if card_type not in room:
+                room[card_type] = g.room_for(seat, card_type) > 0
+            if not room[card_type]:
+                continue
+        lowest, top = a.min_bid(), free + a.bids.get(seat, 0)
+        if lowest <= top:
+            out.append({"type": "bid", "auction": a.id, "amount": {"min": lowest, "max": top}})
     for a in g.auctions.values():
         if a.rule == SELLER_PICKS and a.seller == seat:
             out.append({"type": "close", "auction": a.id, "winner": None})
