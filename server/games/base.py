@@ -165,7 +165,7 @@ class Game(ABC):
         unknown = sorted(set(options) - set(cls.OPTIONS), key=str)
         if unknown:
             known = ", ".join(cls.OPTIONS) or "none"
-            raise ValueError(f"{cls.NAME} has no option {unknown[0]!r} (its options: {known})")
+            raise ValueError(f"options.{unknown[0]}: unknown field ({cls.NAME}'s options: {known})")
         if not isinstance(time_scale, (int, float)) or not 0 < time_scale < float("inf"):
             raise ValueError("time_scale must be a positive number")
         out: dict[str, Any] = {}

@@ -256,7 +256,7 @@ def test_check_options_fills_in_defaults_and_scales_only_durations():
 
 
 @pytest.mark.parametrize("options, scale, message", [
-    ({"colour": "red"}, 1, "no option 'colour'"),
+    ({"colour": "red"}, 1, "options.colour: unknown field"),
     ({"target": 0}, 1, "options.target"),
     ({"target": "ten"}, 1, "options.target"),
     ({"step": 11}, 1, "larger than the target"),

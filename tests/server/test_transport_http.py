@@ -141,7 +141,7 @@ async def test_healthz_and_metrics_count_tables_and_connections(server, autojump
                  "parsimonia_table_step_seconds_bucket", "parsimonia_timer_lateness_seconds_bucket",
                  "parsimonia_journal_sync_seconds_bucket", "parsimonia_slow_clients_dropped_total"):
         assert name in text, name
-    token = server.lobby.tables[table].seats[0].token
+    token = server.lobby.tables[table].match.seats[0].token
     assert token not in text and token not in json.dumps(health)
 
 

@@ -37,7 +37,9 @@ def test_table_sizes_seat_everyone_at_balanced_tables_of_two_to_six(players, pre
     assert all(2 <= s <= 6 for s in sizes) and max(sizes) - min(sizes) <= 1
     assert sizes == sorted(sizes, reverse=True)
     if players >= preferred:
-        assert all(abs(s - preferred) <= 1 for s in sizes) or len(sizes) == 1 or preferred == 6
+        # within one of the preferred size, unless too few players for two such tables (7 at 5: 4 + 3)
+        assert all(abs(s - preferred) <= 1 for s in sizes) or len(sizes) == 1 or preferred == 6 \
+            or players < 2 * (preferred - 1)
 
 
 @pytest.mark.parametrize(("players", "preferred"), [(1, 4), (0, 2), (8, 1), (8, 7)])
