@@ -173,6 +173,7 @@ class Tulips(TulipsState):
         pile = [card for card, _ in self.secret]
         self.rng.shuffle(pile)
         for card in pile[:SECRET_REVEALED]:
+            self.secret = [entry for entry in self.secret if entry[0] != card]
             self.revealed.append(card)
             self.festival.add(card, self.variety(card), self.cards[card].value)
             self._emit("secret_revealed", card=card, ranking=self.festival.ranking())

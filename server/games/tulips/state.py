@@ -35,7 +35,7 @@ class TulipsState(Game):
         self.points = [0] * players
         self.bouquets: list[list[int]] = [[] for _ in range(players)]
         self.secret: list[tuple[int, int]] = []  # (card, the seat that put it there), in order
-        self.revealed: list[int] = []  # Secret Festival cards turned face up at the end
+        self.revealed: list[int] = []  # Secret Festival cards turned face up at the end (no longer in ``secret``)
         self.festival = Festival()
         self.turn = 0  # turns started, all seats together
         self.current: int | None = None
