@@ -1,6 +1,6 @@
 """Engine-only throughput: play N simulated games in process and report the time they took.
 
-    .venv/bin/python bench/engine_games.py --games 1000 --players 4 --kind greedy [--json]
+    .venv/bin/python bench/engine_games.py --games 1000 --players 4 --kind greedy [--game gift-of-tulips] [--json]
 
 Games are independent: seeds 1..N. One process, no sockets, simulated time; this measures the rules engine
 and the reference players together (the players read the same views and legal actions a client gets).
@@ -20,18 +20,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from server.simulate import simulate  # noqa: E402
 
 
-def run(games: int, players: int, kind: str) -> dict:
+def run(games: int, players: int, kind: str, game: str = "parsimonia") -> dict:
     actions = 0
     start = time.perf_counter()
     cpu_start = time.process_time()
     for seed in range(1, games + 1):
-        sim = simulate(players, seed, kind)
+        sim = simulate(players, seed, kind, game=game)
         actions += sim.actions
     wall = time.perf_counter() - start
     return {
         "games": games,
         "players": players,
         "kind": kind,
+        "game": game,
         "seconds": round(wall, 2),
         "cpu_seconds": round(time.process_time() - cpu_start, 2),
         "games_per_s": round(games / wall, 2),
@@ -47,8 +48,9 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--kind", default="greedy", choices=["greedy", "random", "mix"])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--game", default="parsimonia")
     args = parser.parse_args()
-    out = run(args.games, args.players, args.kind)
+    out = run(args.games, args.players, args.kind, args.game)
     if args.json:
         print(json.dumps(out))
     else:

@@ -11,6 +11,7 @@ from typing import Callable
 from .base import Player, fill
 from .parsimonia import GreedyPlayer
 from .random_player import RandomPlayer
+from .tulips import TulipsGreedy
 
 ANY_GAME = "*"
 DEFAULT_GAME = "parsimonia"
@@ -20,6 +21,7 @@ PLAYERS: dict[str, dict[str, Callable[[int], Player]]] = {
     "random": {ANY_GAME: RandomPlayer},
     "greedy": {DEFAULT_GAME: GreedyPlayer},
 }
+PLAYERS["greedy"]["gift-of-tulips"] = TulipsGreedy
 
 
 def kinds_for(game: str) -> list[str]:

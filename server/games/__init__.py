@@ -49,6 +49,8 @@ def words_for(game: str) -> ModuleType | None:
 from .parsimonia import Parsimonia  # noqa: E402  (after register: the registry knows nothing of the games)
 
 register(Parsimonia, words="server.games.parsimonia.words")
+from .tulips import Tulips  # noqa: E402
+register(Tulips, words="server.games.tulips.words")
 
 __all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "Option", "Outcome", "game_class",
            "new_game", "register", "words_for"]
