@@ -1,0 +1,3 @@
+export { Client, ProtocolError, PROTOCOL_VERSION } from "./client.js";
+export { ClockOffset } from "./clock.js";
+export { assemble, fill, findLegal, isRange } from "./view.js";

@@ -1,0 +1,227 @@
+import { decode, encode } from "@msgpack/msgpack";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Client, ProtocolError } from "../src/protocol/client.js";
+import { ClockOffset } from "../src/protocol/clock.js";
+import { assemble, fill, findLegal } from "../src/protocol/view.js";
+
+/** A WebSocket stand-in: the test plays the server through `reply` and `push`. */
+class FakeSocket {
+  static all = [];
+  constructor(url) {
+    this.url = url;
+    this.readyState = 0;
+    this.sent = [];
+    FakeSocket.all.push(this);
+    queueMicrotask(() => { this.readyState = 1; this.onopen?.(); });
+  }
+  send(bytes) { this.sent.push(decode(bytes)); }
+  close() { this.readyState = 3; queueMicrotask(() => this.onclose?.({ code: 1000 })); }
+  /** the server's frame */
+  push(msg) { const b = encode(msg); this.onmessage?.({ data: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) }); }
+  last(type) { return [...this.sent].reverse().find((m) => m.type === type); }
+}
+
+/** Answer hello and pings like a server whose clock reads `serverTime()`. */
+function serve(socket, serverTime, more = () => {}) {
+  const seen = new Set();
+  return () => {
+    for (const m of socket.sent) {
+      if (seen.has(m)) continue;
+      seen.add(m);
+      if (m.type === "hello") socket.push({ type: "welcome", re: m.id, version: 1, server_time: serverTime(), limits: {}, games: ["parsimonia"] });
+      else if (m.type === "ping") socket.push({ type: "pong", re: m.id, server_time: serverTime() });
+      else more(m);
+    }
+  };
+}
+
+const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
+
+beforeEach(() => { FakeSocket.all = []; vi.useFakeTimers(); });
+afterEach(() => { vi.useRealTimers(); });
+
+describe("requests and pushes", () => {
+  it("matches replies by re, whatever order they come in, with pushes between", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    serve(s, () => 1000)();
+    await flush();
+    await connected;
+    const a = c.request({ type: "tables" });
+    const b = c.request({ type: "create", game: "parsimonia", seats: 2 });
+    const [ta, tb] = [s.last("tables"), s.last("create")];
+    expect(ta.id).not.toBe(tb.id);
+    const events = [];
+    c.on("event", (e) => events.push(e));
+    s.push({ type: "created", re: tb.id, table: "t9" });
+    s.push({ type: "event", table: "t9", seq: 1, time: 5, event: { type: "game_started", at: 5 } });
+    s.push({ type: "tables", re: ta.id, tables: [] });
+    expect((await b).table).toBe("t9");
+    expect((await a).tables).toEqual([]);
+    expect(events).toHaveLength(1);
+  });
+
+  it("rejects an error reply with its code and reason", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    serve(s, () => 0)();
+    await connected;
+    const p = c.act("t1", { type: "bid", auction: 1, amount: 3 });
+    const act = s.last("act");
+    expect(act.command).toEqual({ type: "bid", auction: 1, amount: 3 });
+    s.push({ type: "error", re: act.id, code: "illegal_action", reason: "bid_too_low", message: "no", table: "t1" });
+    await expect(p).rejects.toMatchObject({ code: "illegal_action", reason: "bid_too_low" });
+    await expect(p).rejects.toBeInstanceOf(ProtocolError);
+  });
+});
+
+describe("resume after a drop", () => {
+  it("reconnects with backoff and resumes the seat from the last seq, then watches again", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, random: () => 0.5, backoffMs: [100, 1000] });
+    const connected = c.connect();
+    await flush();
+    let s = FakeSocket.all[0];
+    const server = serve(s, () => 0, (m) => {
+      if (m.type === "join") s.push({ type: "joined", re: m.id, table: "t1", seat: 1, token: "TOK", game: "parsimonia", static: { cards: [] } });
+      if (m.type === "watch") s.push({ type: "watching", re: m.id, table: "t2", game: "gift-of-tulips", static: {} });
+    });
+    server();
+    await connected;
+    const joining = c.join("t1", "Ada");
+    server();
+    await joining;
+    const watching = c.watch("t2");
+    server();
+    await watching;
+    s.push({ type: "event", table: "t1", seq: 7, time: 1, event: { type: "bid", at: 1 } });
+    s.push({ type: "view", table: "t1", seq: 7, time: 1, seat: 1, view: { phase: "turns" }, private: {}, legal: [] });
+    expect(c.tables.get("t1").lastSeq).toBe(7);
+
+    const states = [];
+    c.on("status", (st) => states.push(st.state));
+    s.readyState = 3;
+    s.onclose({ code: 1006 });
+    expect(states).toEqual(["reconnecting"]);
+    await vi.advanceTimersByTimeAsync(99); // backoff: 100 ms for the first retry
+    expect(FakeSocket.all).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(FakeSocket.all).toHaveLength(2);
+    s = FakeSocket.all[1];
+    await flush();
+    const server2 = serve(s, () => 0, (m) => {
+      if (m.type === "resume") s.push({ type: "resumed", re: m.id, table: "t1", seat: 1, game: "parsimonia", static: { cards: [] } });
+      if (m.type === "watch") s.push({ type: "watching", re: m.id, table: "t2", game: "gift-of-tulips", static: {} });
+    });
+    for (let i = 0; i < 5; i++) { server2(); await flush(); }
+    expect(s.last("resume")).toMatchObject({ table: "t1", token: "TOK", last_seq: 7 });
+    expect(s.last("watch")).toMatchObject({ table: "t2" });
+    expect(states.at(-1)).toBe("open");
+  });
+
+  it("backs off longer after each failed attempt, up to the maximum", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, random: () => 0.5, backoffMs: [100, 400] });
+    c.connect().catch(() => {});
+    await flush();
+    const fail = () => { const s = FakeSocket.all.at(-1); s.readyState = 3; s.onclose({ code: 1006 }); };
+    const delays = [];
+    for (let i = 0; i < 4; i++) {
+      fail();
+      const before = FakeSocket.all.length;
+      let waited = 0;
+      while (FakeSocket.all.length === before) { await vi.advanceTimersByTimeAsync(10); waited += 10; }
+      delays.push(waited);
+      await flush();
+    }
+    expect(delays).toEqual([100, 200, 400, 400]);
+    c.close();
+  });
+
+  it("gives a seat up when the server says it is held elsewhere", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    const server = serve(s, () => 0, (m) => {
+      if (m.type === "resume") s.push({ type: "resumed", re: m.id, table: "t1", seat: 0, game: "parsimonia", static: {} });
+    });
+    server();
+    await connected;
+    const r = c.resume("t1", "TOK", 3);
+    server();
+    await r;
+    const lost = [];
+    c.on("lost", (t) => lost.push(t.lost));
+    s.push({ type: "error", code: "not_seated", message: "seat moved", table: "t1" });
+    expect(lost).toEqual(["taken_elsewhere"]);
+  });
+});
+
+describe("clock offset", () => {
+  it("takes server_time minus the midpoint of the fastest round trip", () => {
+    const k = new ClockOffset();
+    k.sample(1000, 1100, 51050); // rtt 100: offset 50000
+    k.sample(2000, 2010, 52008); // rtt 10: offset 50003
+    k.sample(3000, 3400, 53900); // rtt 400: ignored
+    expect(k.rtt).toBe(10);
+    expect(k.offset).toBe(50003);
+    expect(k.lastRtt).toBe(400);
+    expect(k.remaining(50003 + 4000 + 1500, 4000)).toBe(1500);
+    expect(k.remaining(0, 4000)).toBe(0);
+  });
+
+  it("is measured from ping/pong by the client", async () => {
+    let local = 0;
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => local });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    const hello = s.last("hello");
+    s.push({ type: "welcome", re: hello.id, version: 1, server_time: 9000, limits: {}, games: [] });
+    await flush();
+    const ping = s.last("ping");
+    local = 40;
+    s.push({ type: "pong", re: ping.id, server_time: 10020 });
+    await connected;
+    expect(c.clock.offset).toBe(10000); // 10020 - (0 + 40) / 2
+    expect(c.serverNow()).toBe(10040);
+  });
+});
+
+describe("view assembly", () => {
+  it("is static ∪ view ∪ private ∪ {seat}, later parts winning", () => {
+    const v = assemble({ cards: [1], config: {} }, { phase: "turns", players: [] }, { hand: [3, 4] }, 2);
+    expect(v).toEqual({ cards: [1], config: {}, phase: "turns", players: [], hand: [3, 4], seat: 2 });
+    expect(assemble({}, { phase: "x" }, undefined, null)).toEqual({ phase: "x", seat: null });
+  });
+
+  it("keeps the picture a table's pushes built", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    const server = serve(s, () => 0, (m) => {
+      if (m.type === "join") s.push({ type: "joined", re: m.id, table: "t1", seat: 0, token: "T", game: "gift-of-tulips", static: { turns_each: 7 } });
+    });
+    server();
+    await connected;
+    const j = c.join("t1", "Ada");
+    server();
+    await j;
+    s.push({ type: "view", table: "t1", seq: 4, time: 9, seat: 0, view: { phase: "turns", seats: [] }, private: { drawn: 12 }, legal: [{ type: "keep" }] });
+    expect(c.picture("t1")).toEqual({ turns_each: 7, phase: "turns", seats: [], drawn: 12, seat: 0 });
+    s.push({ type: "view", table: "t1", seq: 2, time: 5, seat: 0, view: { phase: "setup" }, private: {}, legal: [] });
+    expect(c.picture("t1").phase).toBe("turns"); // an older view does not replace a newer one
+  });
+
+  it("fills legal templates: ranges take a value or their minimum", () => {
+    const legal = [{ type: "bid", auction: 3, amount: { min: 8, max: 100 } }, { type: "ready" }];
+    expect(findLegal(legal, "bid", { auction: 3 })).toHaveLength(1);
+    expect(findLegal(legal, "bid", { auction: 4 })).toHaveLength(0);
+    expect(fill(legal[0])).toEqual({ type: "bid", auction: 3, amount: 8 });
+    expect(fill(legal[0], { amount: 20 })).toEqual({ type: "bid", auction: 3, amount: 20 });
+  });
+});
