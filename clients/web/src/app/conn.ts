@@ -1,0 +1,68 @@
+// The page's one connection to the server it was served from, and hooks to follow it.
+import { useEffect, useState } from "preact/hooks";
+import { Client } from "../protocol/index.js";
+
+export const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+export const client = new Client(wsUrl, { client: "parsimonia-web/0.1" });
+
+export type Logged = { seq: number; time: number; event: Record<string, any> };
+const logs = new Map<string, Logged[]>();
+const LOG_MAX = 300;
+
+client.on("event", (msg: any) => {
+  const log = logs.get(msg.table) ?? [];
+  if (!log.length || msg.seq > log[log.length - 1].seq) log.push({ seq: msg.seq, time: msg.time, event: msg.event });
+  if (log.length > LOG_MAX) log.splice(0, log.length - LOG_MAX);
+  logs.set(msg.table, log);
+});
+
+export function eventLog(table: string): Logged[] {
+  return logs.get(table) ?? [];
+}
+
+/** Re-render on every change of `kinds` from the client. */
+export function useClient(kinds: string[] = ["status", "table", "clock", "event"]): number {
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    const offs = kinds.map((k) => client.on(k, () => setN((x) => x + 1)));
+    return () => offs.forEach((off) => off());
+  }, []);
+  return n;
+}
+
+/** Re-render every `ms` (for countdowns). */
+export function useTick(ms = 250): number {
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    const id = setInterval(() => setN((x) => x + 1), ms);
+    return () => clearInterval(id);
+  }, [ms]);
+  return n;
+}
+
+// Seat tokens are kept per table in localStorage (a reload or a new tab of the same seat resumes it);
+// the admin token in sessionStorage (gone with the tab).
+const SEAT_KEY = "parsimonia.seat.";
+export const seats = {
+  get: (table: string): string | null => localStorage.getItem(SEAT_KEY + table),
+  set: (table: string, token: string) => localStorage.setItem(SEAT_KEY + table, token),
+  forget: (table: string) => localStorage.removeItem(SEAT_KEY + table),
+};
+export const adminToken = {
+  get: (): string | null => sessionStorage.getItem("parsimonia.admin"),
+  set: (token: string) => sessionStorage.setItem("parsimonia.admin", token),
+  forget: () => sessionStorage.removeItem("parsimonia.admin"),
+};
+
+/** A seat code or link: `http://HOST:PORT/#t3/TOKEN`, `#t3/TOKEN`, `t3/TOKEN` or `t3 TOKEN`. */
+export function parseSeatCode(text: string): { table: string; token: string } | null {
+  const s = text.trim().replace(/^.*#/, "");
+  const m = /^([A-Za-z0-9_.-]{1,64})[\/\s]+([A-Za-z0-9][A-Za-z0-9_-]{0,127})$/.exec(s);
+  return m ? { table: m[1], token: m[2] } : null;
+}
+
+export function errorText(e: any): string {
+  if (e && e.code === "illegal_action") return `refused: ${e.reason ?? e.message}`;
+  if (e && e.code) return `${e.code}: ${String(e.message).replace(/^[a-z_]+(\s\([^)]*\))?: /, "")}`;
+  return String(e);
+}

@@ -1,0 +1,96 @@
+// The lobby: the server's tables (game, seats taken, state), create a table where the server allows it,
+// join by name, watch, or take a seat back from a seat code or link.
+import { useEffect, useState } from "preact/hooks";
+import { adminToken, client, errorText, parseSeatCode, seats, useClient } from "./conn";
+
+const GAME_TITLES: Record<string, string> = { parsimonia: "Parsimonia", "gift-of-tulips": "Gift of Tulips", kupcy: "Kupcy" };
+
+export function Lobby() {
+  useClient(["status", "welcome"]);
+  const [tables, setTables] = useState<Record<string, any>[] | null>(null);
+  const [name, setName] = useState<string>(localStorage.getItem("parsimonia.name") ?? "");
+  const [message, setMessage] = useState<string | null>(null);
+  const [code, setCode] = useState("");
+  const [game, setGame] = useState("parsimonia");
+  const [seatCount, setSeatCount] = useState("2");
+  const [scale, setScale] = useState("1");
+
+  const refresh = async () => {
+    try { setTables(await client.listTables()); } catch (e) { setMessage(errorText(e)); }
+  };
+  useEffect(() => {
+    refresh();
+    const id = setInterval(refresh, 2000);
+    return () => clearInterval(id);
+  }, []);
+
+  const join = async (table: string) => {
+    const who = name.trim();
+    if (!who) { setMessage("Type your name first."); document.getElementById("player-name")?.focus(); return; }
+    localStorage.setItem("parsimonia.name", who);
+    try {
+      const t = await client.join(table, who);
+      if (t.token) seats.set(table, t.token);
+      location.hash = `#${table}`;
+    } catch (e) { setMessage(errorText(e)); }
+  };
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const admin = adminToken.get();
+    try {
+      const extra: Record<string, any> = {};
+      const s = parseFloat(scale);
+      if (s && s !== 1) extra.time_scale = s;
+      if (admin) extra.admin = admin;
+      const table = await client.create(game, parseInt(seatCount, 10), extra);
+      setMessage(`Created table ${table}.`);
+      refresh();
+    } catch (err: any) {
+      setMessage(err?.code === "forbidden" ? "Only the organiser creates tables on this server." : errorText(err));
+    }
+  };
+  const paste = (e: Event) => {
+    e.preventDefault();
+    const seat = parseSeatCode(code);
+    if (!seat) { setMessage("That is not a seat code: it looks like t3/TOKEN or a link ending in #t3/TOKEN."); return; }
+    seats.set(seat.table, seat.token);
+    location.hash = `#${seat.table}`;
+  };
+  const games: string[] = client.welcome?.games ?? Object.keys(GAME_TITLES);
+  return (
+    <main class="page lobby">
+      <h2>Tables</h2>
+      {message ? <p role="status" class="notice">{message}</p> : null}
+      <label class="name">Your name <input id="player-name" value={name} maxLength={64} autoComplete="nickname"
+        onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>
+      <table class="tables" aria-label="tables">
+        <thead><tr><th>table</th><th>game</th><th>seats</th><th>state</th><th>watching</th><th></th></tr></thead>
+        <tbody>
+          {(tables ?? []).map((t) => (
+            <tr key={t.table} data-table={t.table} data-state={t.state}>
+              <td>{t.table}</td><td>{GAME_TITLES[t.game] ?? t.game}</td><td>{t.taken}/{t.seats}</td><td>{t.state}</td><td>{t.spectators}</td>
+              <td class="actions">
+                {seats.get(t.table) && t.state !== "waiting" ? <a class="button" href={`#${t.table}`}>My seat</a> : null}
+                {t.state === "waiting" && t.taken < t.seats ? <button class="join" onClick={() => join(t.table)}>Join {t.table}</button> : null}
+                <a class="button watch" href={`#watch/${t.table}`}>Watch</a>
+              </td>
+            </tr>
+          ))}
+          {tables && !tables.length ? <tr><td colSpan={6}>No table yet.</td></tr> : null}
+        </tbody>
+      </table>
+      <form class="panel inline" onSubmit={paste} aria-label="seat code">
+        <label>Seat code or link <input value={code} placeholder="t3/TOKEN" onInput={(e) => setCode((e.target as HTMLInputElement).value)} /></label>
+        <button type="submit">Take my seat</button>
+      </form>
+      <form class="panel inline" onSubmit={create} aria-label="new table">
+        <label>Game <select value={game} onChange={(e) => setGame((e.target as HTMLSelectElement).value)}>
+          {games.map((g) => <option key={g} value={g}>{GAME_TITLES[g] ?? g}</option>)}</select></label>
+        <label>Seats <input type="number" min={2} max={6} value={seatCount} onInput={(e) => setSeatCount((e.target as HTMLInputElement).value)} /></label>
+        <label>Clock speed × <input type="number" min={0.001} step="any" value={scale} onInput={(e) => setScale((e.target as HTMLInputElement).value)} /></label>
+        <button type="submit">Create a table</button>
+      </form>
+      <p class="small"><a href="#admin">Organiser's page</a></p>
+    </main>
+  );
+}

@@ -1,0 +1,73 @@
+// A table, seated (resumed with the token kept for it) or watched: the game's own view module, the result,
+// the event log, and for spectators the tournament's standings bulletin.
+import { useEffect, useState } from "preact/hooks";
+import { gameModule } from "../games/index";
+import { EventLog, ResultBanner, who } from "../games/common";
+import { client, errorText, eventLog, seats, useClient } from "./conn";
+import { Standings } from "./standings";
+
+export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
+  const { table, mode } = props;
+  useClient();
+  const [problem, setProblem] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      try {
+        if (mode === "seat") {
+          const token = seats.get(table);
+          if (!token) { setProblem("This browser holds no seat at that table: paste your seat code in the lobby."); return; }
+          await client.resume(table, token);
+        } else {
+          await client.watch(table);
+        }
+      } catch (e: any) {
+        if (live) setProblem(e?.code === "bad_token" ? "That seat code is not valid for this table." : errorText(e));
+      }
+    })();
+    const off = client.on("lost", (t: any) => {
+      if (t.table === table) setProblem(t.lost === "taken_elsewhere" ? "This seat was taken over by another window or device." : `Lost the table: ${t.lost}`);
+    });
+    return () => { live = false; off(); client.leave(table); };
+  }, [table, mode]);
+
+  const t = client.tables.get(table);
+  const pic = client.picture(table);
+  if (problem) return <main class="page"><p role="alert" class="problem">{problem}</p><a href="#">Back to the lobby</a></main>;
+  if (!t || !pic) return <main class="page"><p aria-busy="true">Connecting to table {table}…</p></main>;
+  const game = gameModule(t.game);
+  const paused = !!pic.paused;
+  const act = async (command: Record<string, any>) => {
+    setNotice(null);
+    try { await client.act(table, command); return true; } catch (e) { setNotice(errorText(e)); return false; }
+  };
+  const log = eventLog(table);
+  const startEv = log.find((l) => l.event.type === "game_started");
+  const start = pic.started_at ?? (pic.deadlines?.game != null && pic.config?.game_ms ? pic.deadlines.game - pic.config.game_ms : startEv?.time ?? null);
+  return (
+    <main class="page table" data-table={table} data-game={t.game} data-mode={mode}>
+      <header class="table-head">
+        <h2>{game.title} · table {table}</h2>
+        <span data-testid="who">{mode === "seat" ? `You are ${who(pic, t.seat)}, seat ${t.seat}` : "Spectating"}</span>
+        {paused ? <span class="tag paused" role="status" data-testid="paused">Clocks paused by the organiser</span> : null}
+        <a href="#">Lobby</a>
+      </header>
+      {notice ? <p role="alert" class="notice">{notice} <button onClick={() => setNotice(null)} aria-label="dismiss">×</button></p> : null}
+      {pic.phase === "waiting" ? (
+        <section class="panel" aria-label="waiting room">
+          <h3>Waiting for players: {(pic.seats ?? []).length} of {pic.seat_count}</h3>
+          <ul>{(pic.seats ?? []).map((s: any) => <li key={s.seat}>{s.name}{s.connected ? "" : " (away)"}</li>)}</ul>
+        </section>
+      ) : (
+        <>
+          <ResultBanner pic={pic} score={(v) => (t.game === "parsimonia" ? `$${v}` : `${v} pt`)} />
+          <game.View pic={pic} legal={mode === "seat" ? t.legal : []} act={act} paused={paused} time={t.time} table={table} />
+        </>
+      )}
+      <EventLog log={log} pic={pic} game={game} start={start} />
+      {mode === "watch" ? <Standings /> : null}
+    </main>
+  );
+}

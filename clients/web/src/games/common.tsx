@@ -1,0 +1,68 @@
+// What every game's view module shares: names by seat, a generic event line, the log and the result.
+import { clockText } from "../app/countdown";
+import type { Logged } from "../app/conn";
+
+export type Pic = Record<string, any>;
+export type Act = (command: Record<string, any>) => Promise<boolean>;
+export type GameProps = { pic: Pic; legal: Record<string, any>[]; act: Act; paused: boolean; time: number; table: string };
+export type GameModule = {
+  title: string;
+  View: (p: GameProps) => any;
+  describe: (event: Record<string, any>, pic: Pic) => string | null;
+};
+
+export function names(pic: Pic): string[] {
+  const out: string[] = [];
+  for (const s of pic.seats ?? []) out[s.seat] = s.name;
+  for (let i = 0; i < (pic.seat_count ?? out.length); i++) out[i] ??= `seat ${i}`;
+  return out;
+}
+
+export function who(pic: Pic, seat: number | null | undefined, company = "the Company"): string {
+  if (seat == null) return company;
+  const n = names(pic)[seat] ?? `seat ${seat}`;
+  return seat === pic.seat ? `${n} (you)` : n;
+}
+
+export function genericLine(e: Record<string, any>, pic: Pic): string {
+  if (e.type === "game_started") return `the game starts: ${(e.seats ?? []).map((s: any) => s.name).join(", ")}`;
+  if (e.type === "paused") return "the organiser paused the clocks";
+  if (e.type === "unpaused") return "the clocks run again";
+  if (e.type === "result") {
+    const r = e.result ?? {};
+    if (r.reason === "closed") return "the organiser closed the table";
+    const w = (r.winners ?? []).map((s: number) => who(pic, s)).join(" and ") || "nobody";
+    return `result: ${w} won (${r.reason ?? "over"})`;
+  }
+  const rest = Object.entries(e).filter(([k]) => k !== "type" && k !== "at").map(([k, v]) => `${k} ${JSON.stringify(v)}`);
+  return `${e.type.replace(/_/g, " ")}${rest.length ? ": " + rest.join(", ") : ""}`;
+}
+
+export function EventLog(props: { log: Logged[]; pic: Pic; game: GameModule; start: number | null }) {
+  const items = props.log.slice(-60).reverse();
+  return (
+    <section class="panel log" aria-label="events">
+      <h3>What happened</h3>
+      <ol reversed>
+        {items.map((l) => {
+          const line = (Object.keys(l.event).length && props.game.describe(l.event, props.pic)) || genericLine(l.event, props.pic);
+          const t = props.start != null ? clockText(l.time - props.start) : "";
+          return <li key={l.seq} data-type={l.event.type}><span class="t">{t}</span> {line}</li>;
+        })}
+      </ol>
+    </section>
+  );
+}
+
+export function ResultBanner(props: { pic: Pic; score: (v: number) => string }) {
+  const r = props.pic.result;
+  if (!r) return null;
+  const order = (r.scores ?? []).map((v: number, s: number) => [s, v]).sort((a: number[], b: number[]) => b[1] - a[1]);
+  return (
+    <section class="panel result" aria-live="polite" data-testid="result">
+      <h3>Game over{r.reason ? ` (${String(r.reason).replace(/_/g, " ")})` : ""}</h3>
+      <p>{(r.winners ?? []).length ? `Won by ${(r.winners as number[]).map((s) => who(props.pic, s)).join(" and ")}` : "No winner"}</p>
+      <ol>{order.map(([s, v]: number[]) => <li key={s}>{who(props.pic, s)}: {props.score(v)}</li>)}</ol>
+    </section>
+  );
+}

@@ -1,0 +1,59 @@
+// The page: the lobby (#), a seat (#t3, or a seat link #t3/TOKEN), a spectator (#watch/t3), the organiser (#admin).
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { Admin } from "./app/admin";
+import { client, parseSeatCode, seats, useClient } from "./app/conn";
+import { Lobby } from "./app/lobby";
+import { TablePage } from "./app/table";
+import "./style.css";
+
+type Route = { page: "lobby" } | { page: "admin" } | { page: "table"; table: string; mode: "seat" | "watch" };
+
+export function route(hash: string): Route {
+  const h = decodeURIComponent(hash.replace(/^#/, ""));
+  if (!h) return { page: "lobby" };
+  if (h === "admin") return { page: "admin" };
+  const w = /^watch\/(.+)$/.exec(h);
+  if (w) return { page: "table", table: w[1], mode: "watch" };
+  return { page: "table", table: h.split("/")[0], mode: "seat" };
+}
+
+/** A seat link #t3/TOKEN: keep the token for the table and show #t3 (the token leaves the address bar). */
+function takeSeatLink(): void {
+  const seat = parseSeatCode(location.hash);
+  if (seat && location.hash.includes("/") && !location.hash.startsWith("#watch/")) {
+    seats.set(seat.table, seat.token);
+    history.replaceState(null, "", `#${seat.table}`);
+  }
+}
+
+function Connection() {
+  useClient(["status", "clock"]);
+  const rtt = client.clock.lastRtt;
+  const label = client.state === "open" ? "connected" : client.state === "closed" ? "offline" : `${client.state}…`;
+  return (
+    <span class={`conn ${client.state}`} role="status" data-testid="connection">
+      {label}{rtt != null ? <span data-testid="latency"> · {Math.round(rtt)} ms</span> : null}
+    </span>
+  );
+}
+
+function App() {
+  const [r, setR] = useState<Route>(route(location.hash));
+  useEffect(() => {
+    const on = () => { takeSeatLink(); setR(route(location.hash)); };
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return (
+    <>
+      <header class="top"><a href="#" class="brand">Parsimonia</a><Connection /></header>
+      {r.page === "lobby" ? <Lobby /> : r.page === "admin" ? <Admin /> : <TablePage key={`${r.mode}:${r.table}`} table={r.table} mode={r.mode} />}
+    </>
+  );
+}
+
+takeSeatLink();
+client.connect().catch(() => undefined);
+(window as any).__parsimonia = client; // for the browser tests and the curious: the page's protocol client
+render(<App />, document.getElementById("app")!);
