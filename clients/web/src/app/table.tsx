@@ -19,7 +19,8 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
         if (mode === "seat") {
           const token = seats.get(table);
           if (!token) { setProblem("This browser holds no seat at that table: paste your seat code in the lobby."); return; }
-          await client.resume(table, token);
+          const held = client.tables.get(table);
+          if (!(held && held.role === "seat" && held.token === token && !held.lost && held.view)) await client.resume(table, token);
         } else {
           await client.watch(table);
         }

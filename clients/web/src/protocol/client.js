@@ -28,7 +28,8 @@ export class ProtocolError extends Error {
  * @typedef {{
  *   table: string, game: string, role: "seat" | "watch", seat: number | null, token: string | null,
  *   static: Record<string, any>, lastSeq: number, view: Record<string, any> | null,
- *   private: Record<string, any> | null, legal: Record<string, any>[], time: number, lost: string | null,
+ *   private: Record<string, any> | null, legal: Record<string, any>[], time: number, viewSeq: number,
+ *   lost: string | null,
  * }} TableState
  */
 
@@ -300,6 +301,7 @@ export class Client {
       t.private = msg.private ?? null;
       t.legal = msg.legal ?? [];
       t.time = msg.time;
+      t.viewSeq = msg.seq;
       if (msg.seq > t.lastSeq) t.lastSeq = msg.seq;
       if (msg.seat !== undefined && t.role === "seat") t.seat = msg.seat;
       this.emit("table", t);
@@ -328,7 +330,7 @@ export class Client {
     let t = this.tables.get(table);
     if (!t) {
       t = { table, game, role, seat: null, token: null, static: {}, lastSeq: 0, view: null, private: null,
-        legal: [], time: 0, lost: null };
+        legal: [], time: 0, viewSeq: -1, lost: null };
       this.tables.set(table, t);
     }
     t.role = role;

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// A Parsimonia / Gift of Tulips bot in JavaScript on the page's protocol client (src/protocol/).
+//   node examples/bot.mjs [--url ws://127.0.0.1:8765] [--game parsimonia] [--table t1] [--token T] [--name N]
+// With --token it takes that seat back (a tournament director's roster: "--token={token}"); without, it joins
+// --table, or the first waiting table of the game, or creates a 2-seat one. It acts on every view.
+import { WebSocket } from "ws"; // Node 20 has no global WebSocket: give the client one
+import { Client, fill } from "../src/protocol/index.js";
+
+const arg = (name, fallback) => {
+  const i = process.argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return process.env[`PARSIMONIA_${name.toUpperCase()}`] ?? fallback;
+  return process.argv[i].includes("=") ? process.argv[i].split("=").slice(1).join("=") : process.argv[i + 1];
+};
+const url = arg("url", "ws://127.0.0.1:8765"), game = arg("game", "parsimonia"), name = arg("name", "jsbot");
+
+/** One command for the picture `v` (static ∪ view ∪ private ∪ {seat}) from the templates in `legal`. */
+export function choose(v, legal) {
+  const first = (type, test = () => true) => legal.find((c) => c.type === type && test(c));
+  if (v.game === "gift-of-tulips") return first("choose") ?? first("keep") ?? first("give") ?? first("add", (c) => !c.secret);
+  const mine = (v.auctions ?? []).find((a) => a.seller === v.seat && a.high_bidder != null);
+  if (mine) return first("close", (c) => c.auction === mine.id && c.winner === mine.high_bidder);
+  const bid = first("bid", (c) => c.amount.min <= 30 && !(v.auctions ?? []).some((a) => a.id === c.auction && a.high_bidder === v.seat));
+  if (bid) return fill(bid);
+  const someoneVoted = (v.players ?? []).some((p) => p.end_vote && p.seat !== v.seat);
+  const vote = first("vote_end", (c) => c.agree);
+  if (vote && someoneVoted) return vote;
+  if (v.phase === "opening" && !v.__sold) {
+    const sell = first("auction");
+    if (sell) { v.__sold = true; return fill(sell); }
+  }
+  if (!(v.auctions ?? []).some((a) => a.seller === v.seat)) { const r = first("ready"); if (r) return r; }
+  return first("pair") ?? (first("auction_drawn") && fill(first("auction_drawn"))) ?? first("place")
+    ?? first("place_bought") ?? first("end_turn") ?? null;
+}
+
+const key = (c) => `${c.type}:${c.auction ?? c.card ?? c.resource ?? c.to ?? c.bouquet ?? c.secret ?? ""}`;
+
+async function main() {
+  const client = new Client(url, { WebSocket, client: "jsbot/0.1" });
+  await client.connect();
+  let table = arg("table"), token = arg("token");
+  const memory = {};
+  if (token) {
+    await client.resume(table, token);
+  } else {
+    table ??= (await client.listTables()).find((t) => t.game === game && t.state === "waiting")?.table;
+    table ??= await client.create(game, 2, arg("time-scale") ? { time_scale: Number(arg("time-scale")) } : {});
+    await client.join(table, name);
+  }
+  console.error(`${name}: table ${table}, seat ${client.tables.get(table)?.seat}`);
+  const debug = !!process.env.BOT_DEBUG;
+  let busy = false, done = false, refused = new Set(), actedOn = -1; // act once per fresh view (a newer seq)
+  const step = async () => {
+    const t = client.tables.get(table);
+    const v = client.picture(table);
+    if (!t || !v || done) return;
+    if (v.result) { // the end, even with a command still unanswered
+      done = true;
+      console.log(JSON.stringify({ table, seat: t.seat, winners: v.result.winners, scores: v.result.scores }));
+      client.close();
+      return;
+    }
+    if (busy) return;
+    if (t.viewSeq > actedOn) refused = new Set(); // a fresh view: try anything again
+    else if (!refused.size) return; // wait for the effects of the last command
+    const command = choose(Object.assign(v, memory), t.legal.filter((c) => !refused.has(key(c))));
+    if (v.__sold) memory.__sold = true;
+    if (!command) return;
+    busy = true;
+    actedOn = t.viewSeq;
+    if (debug) console.error(name, JSON.stringify(command));
+    try { await client.act(table, command); }
+    catch (e) { if (e.code === "illegal_action") refused.add(key(command)); else console.error(e.message); if (debug) console.error(name, "refused", e.message); }
+    finally { busy = false; }
+    setTimeout(step, 0);
+  };
+  client.on("table", (t) => { if (debug) console.error(name, "view", t.viewSeq, t.view?.phase, busy); if (t.table === table) step(); });
+  step();
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main().catch((e) => { console.error(e.message ?? e); process.exit(1); });
