@@ -1,0 +1,104 @@
+"""The web client against a real server: the Vitest-free half of its tests.
+
+* ``test_browser``: the page in headless Chromium (``clients/web/e2e/run.mjs``: a person joins from the lobby
+  and plays a Parsimonia game against a bot to the end, a reload resumes the seat, the organiser pauses the
+  table and the countdowns stop, a Gift of Tulips turn, a spectator whose frames hold no hidden information).
+* ``test_js_bot``: two copies of the README's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole
+  Gift of Tulips game.
+
+They need what ``make test`` installs: Node and ``npm ci`` in ``clients/web`` (node_modules), the built page
+(``clients/web/dist``) and Chromium at /usr/bin/chromium. Missing, they fail and say so: never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = ROOT / "clients" / "web"
+ADMIN_TOKEN = "an-organiser-token-long-enough"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def _require(*, browser: bool) -> str:
+    node = shutil.which("node")
+    missing = [what for what, ok in [("node", node), ("clients/web/node_modules (npm ci)", (WEB / "node_modules").is_dir()),
+                                     ("clients/web/dist (npm run build)", (WEB / "dist" / "index.html").is_file()),
+                                     (CHROMIUM, not browser or os.path.exists(CHROMIUM))] if not ok]
+    assert not missing, f"the web tests need {', '.join(missing)}: run `make test`, which installs and builds them"
+    return node  # type: ignore[return-value]
+
+
+class Served:
+    """``parsimonia serve`` on 127.0.0.1, port 0, in a child process."""
+
+    def __init__(self, tmp: Path, admin: bool) -> None:
+        argv = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", "off",
+                "--data", str(tmp / "data")]
+        if admin:
+            (tmp / "admin.token").write_text(ADMIN_TOKEN + "\n")
+            argv += ["--admin-token-file", str(tmp / "admin.token")]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PARSIMONIA_")}
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, text=True,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], 60)
+        assert ready, "the server did not start within 60 s"
+        match = re.search(r"ws://127\.0\.0\.1:(\d+)", self.proc.stdout.readline())
+        assert match, "no banner from the server"
+        self.port = int(match.group(1))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=WEB, env={**os.environ, **env}, text=True, capture_output=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_browser(tmp_path: Path) -> None:
+    node = _require(browser=True)
+    server = Served(tmp_path, admin=True)
+    try:
+        shots = os.environ.get("PARSIMONIA_SCREENSHOTS") or str(tmp_path)
+        done = _run([node, "e2e/run.mjs"], {"PARSIMONIA_HTTP": f"http://127.0.0.1:{server.port}",
+                                            "PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN, "PARSIMONIA_SCREENSHOTS": shots,
+                                            "CHROMIUM": CHROMIUM}, timeout=400)
+    finally:
+        server.stop()
+    assert done.returncode == 0, f"e2e failed:\n{done.stdout}\n{done.stderr}"
+    assert "e2e: all passed" in done.stdout
+
+
+def test_js_bot(tmp_path: Path) -> None:
+    node = _require(browser=False)
+    server = Served(tmp_path, admin=False)
+    url = f"ws://127.0.0.1:{server.port}"
+    try:
+        first = subprocess.Popen([node, "examples/bot.mjs", "--url", url, "--game", "gift-of-tulips", "--time-scale", "20",
+                                  "--name", "A"], cwd=WEB, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL)
+        assert first.stderr is not None
+        seated = first.stderr.readline()  # "A: table t1, seat 0" once it holds its seat
+        table = re.search(r"table (\S+),", seated)
+        assert table, seated
+        second = _run([node, "examples/bot.mjs", "--url", url, "--table", table.group(1), "--name", "B"], {}, timeout=120)
+        out, _ = first.communicate(timeout=120)
+    finally:
+        server.stop()
+    assert second.returncode == 0 and first.returncode == 0, second.stderr
+    a, b = json.loads(out.strip().splitlines()[-1]), json.loads(second.stdout.strip().splitlines()[-1])
+    assert a["scores"] == b["scores"] and a["winners"] == b["winners"] and len(a["scores"]) == 2
