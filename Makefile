@@ -6,8 +6,16 @@ PORT ?= 8765
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The web client (clients/web): npm ci when node_modules is missing or the lockfile changed, a build when
+# its sources changed (the stamp), served by the server from clients/web/dist at /.
+WEB := clients/web
+WEB_DEPS := $(WEB)/node_modules/.package-lock.json
+WEB_STAMP := $(WEB)/.stamp-build
+WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)/vite.config.js $(WEB)/tsconfig.json \
+	$(WEB)/package.json
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean web chromium screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,15 +23,35 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
+$(WEB_DEPS): $(WEB)/package-lock.json $(WEB)/package.json
+	@command -v npm >/dev/null || { echo "the web client needs Node 20+ and npm"; exit 1; }
+	cd $(WEB) && npm ci --no-audit --no-fund
+	touch $@
+
+$(WEB_STAMP): $(WEB_SRC) $(WEB_DEPS)
+	cd $(WEB) && npm run build
+	touch $@
+
+web: $(WEB_STAMP)
+
+# The browser tests drive Debian's Chromium; make test (run as root, as in CI) installs it when missing.
+chromium:
+	@test -x $(CHROMIUM) || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+run: $(STAMP) $(WEB_STAMP)
 	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(WEB_STAMP) chromium
+	cd $(WEB) && npm test
 	$(BIN)/python -m pytest
+
+# Redraw docs/screenshots/*.png from the browser tests.
+screenshots: $(STAMP) $(WEB_STAMP) chromium
+	PARSIMONIA_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest tests/web/test_browser.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/parsimonia bench --quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(WEB)/node_modules $(WEB)/dist $(WEB_STAMP)
