@@ -130,6 +130,14 @@ async function main() {
     }, frozen);
     step("pause froze the countdowns; unpause let them run");
 
+    // the organiser kicks Ada's connection: the page reconnects and resumes the seat by itself
+    const before = await page.evaluate(() => window.__parsimonia.welcome);
+    await org.locator("tr[data-conn]", { hasText: `${pt}#1` }).locator("button.kick").click();
+    await page.waitForFunction((w) => window.__parsimonia.welcome !== w && window.__parsimonia.state === "open", before);
+    await page.getByTestId("connection").filter({ hasText: "connected" }).waitFor();
+    await page.locator("button.ready").waitFor();
+    step("a dropped connection resumed the seat by itself");
+
     await page.locator("button.ready").click();
     await page.getByTestId("phase").filter({ hasText: "turn" }).waitFor();
     step("the opening ended");
