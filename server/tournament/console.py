@@ -36,11 +36,16 @@ def render_tables(snap: Snapshot, watch: SeatWatch | None, now: float) -> str:
     return "\n".join(lines)
 
 
-def seat_line(snap: Snapshot, table: TableRecord, seat: int, watch: SeatWatch | None) -> str:
-    """``Ada: table t3, seat 1, token ... (connected)``: what the organiser reads out to a player."""
+def seat_line(snap: Snapshot, table: TableRecord, seat: int, watch: SeatWatch | None, url: str | None = None) -> str:
+    """``Ada: table t3, seat 1, token ... (connected)``: what the organiser reads out to a player; with the
+    server's ``url``, followed by the seat's link for the web page, ``http://HOST:PORT/#t3/TOKEN``."""
     entrant = snap.entrant(table.seats[seat])
-    return f"{entrant.name}: table {table.server_table}, seat {seat}, token {table.tokens[seat]}" \
+    line = f"{entrant.name}: table {table.server_table}, seat {seat}, token {table.tokens[seat]}" \
            f" ({_presence(table, seat, watch)})"
+    if url is None:
+        return line
+    page = "http" + url[2:].rstrip("/") if url.startswith("ws") else url.rstrip("/")
+    return f"{line}: {page}/#{table.server_table}/{table.tokens[seat]}"
 
 
 def _seat(snap: Snapshot, table: TableRecord, seat: int, watch: SeatWatch | None) -> str:

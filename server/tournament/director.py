@@ -173,7 +173,7 @@ class Director:
             entrant = snap.entrant(entrant_id)
             assert token is not None
             if entrant.bot is None:
-                self.out("  " + seat_line(snap, table, seat, self.seats))
+                self.out("  " + seat_line(snap, table, seat, self.seats, self.url))
                 continue
             spec = next(e for e in self.roster.entrants if e.name == entrant.name)
             game = self.roster.game

@@ -45,6 +45,8 @@ def test_every_running_seat_shows_its_presence_and_every_human_their_token(snaps
     ]
     assert seat_line(snapshot, snapshot.rounds[0].tables[1], 0, watch) == \
         "Bo: table t2, seat 0, token bo-token (connected)"
+    assert seat_line(snapshot, snapshot.rounds[0].tables[1], 0, watch, "ws://192.168.1.20:8765") == \
+        "Bo: table t2, seat 0, token bo-token (connected): http://192.168.1.20:8765/#t2/bo-token"
 
 
 def test_without_the_admin_token_presence_is_unknown(snapshot):
