@@ -169,6 +169,9 @@ async function main() {
     await page.locator(".log li[data-type=game_ended]").waitFor();
     step(`the game ended after ${turnsEnded} turn(s) of Ada`);
     await shot(page, "parsimonia");
+    await page.setViewportSize({ width: 390, height: 844 }); // a phone: nothing wider than the screen
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= innerWidth + 1);
+    await page.setViewportSize({ width: 1000, height: 900 });
     await shot(spectator, "spectator");
     await sctx.close();
 

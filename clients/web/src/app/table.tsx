@@ -31,7 +31,8 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
     const off = client.on("lost", (t: any) => {
       if (t.table === table) setProblem(t.lost === "taken_elsewhere" ? "This seat was taken over by another window or device." : `Lost the table: ${t.lost}`);
     });
-    return () => { live = false; off(); client.leave(table); };
+    // a watcher stops watching; a seat is kept (before the start, `leave` would give it up)
+    return () => { live = false; off(); if (mode === "watch") client.leave(table); };
   }, [table, mode]);
 
   const t = client.tables.get(table);
