@@ -2,7 +2,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { Client } from "../protocol/index.js";
 
-export const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+export const wsUrl = typeof location === "undefined" ? "ws://127.0.0.1:8765/" // under Node (unit tests)
+  : `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
 export const client = new Client(wsUrl, { client: "parsimonia-web/0.1" });
 
 export type Logged = { seq: number; time: number; event: Record<string, any> };
@@ -54,12 +55,7 @@ export const adminToken = {
   forget: () => sessionStorage.removeItem("parsimonia.admin"),
 };
 
-/** A seat code or link: `http://HOST:PORT/#t3/TOKEN`, `#t3/TOKEN`, `t3/TOKEN` or `t3 TOKEN`. */
-export function parseSeatCode(text: string): { table: string; token: string } | null {
-  const s = text.trim().replace(/^.*#/, "");
-  const m = /^([A-Za-z0-9_.-]{1,64})[\/\s]+([A-Za-z0-9][A-Za-z0-9_-]{0,127})$/.exec(s);
-  return m ? { table: m[1], token: m[2] } : null;
-}
+export { parseSeatCode } from "./seatcode";
 
 export function errorText(e: any): string {
   if (e && e.code === "illegal_action") return `refused: ${e.reason ?? e.message}`;

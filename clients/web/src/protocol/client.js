@@ -44,8 +44,7 @@ export class Client {
   /** @param {string} url ws://host:port/ @param {ClientOptions} [options] */
   constructor(url, options = {}) {
     this.url = url;
-    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
-    if (!this.WebSocket) throw new Error("no WebSocket here: pass one, e.g. { WebSocket } from the ws package");
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket; // checked when connecting
     this.clientName = options.client ?? "parsimonia-web/0.1";
     this.backoffMs = options.backoffMs ?? [250, 5000];
     this.pingMs = options.pingMs ?? 5000;
@@ -127,6 +126,7 @@ export class Client {
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     let socket;
     try {
+      if (!this.WebSocket) throw new Error("no WebSocket here: pass one, e.g. { WebSocket } from the ws package");
       socket = new this.WebSocket(this.url);
     } catch (e) {
       this.setState("closed");

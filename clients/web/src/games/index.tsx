@@ -5,4 +5,8 @@ import { parsimonia } from "./parsimonia";
 import { tulips } from "./tulips";
 
 export const GAMES: Record<string, GameModule> = { parsimonia, "gift-of-tulips": tulips, kupcy };
-export const gameModule = (name: string): GameModule => GAMES[name] ?? { ...kupcy, title: name };
+function Unknown() {
+  return <section class="panel"><p role="status">This page does not know this game yet: follow it in the event log below.</p></section>;
+}
+
+export const gameModule = (name: string): GameModule => GAMES[name] ?? { title: name, View: Unknown, describe: () => null };
