@@ -46,9 +46,11 @@ def words_for(game: str) -> ModuleType | None:
     return importlib.import_module(path) if path else None
 
 
-from .parsimonia import Parsimonia  # noqa: E402  (after register: the registry knows nothing of the games)
+from .kupcy import Kupcy  # noqa: E402  (after register: the registry knows nothing of the games)
+from .parsimonia import Parsimonia  # noqa: E402
 
 register(Parsimonia, words="server.games.parsimonia.words")
+register(Kupcy, words="server.games.kupcy.words")
 
 __all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "Option", "Outcome", "game_class",
            "new_game", "register", "words_for"]
