@@ -10,6 +10,7 @@ from typing import Callable
 
 from .base import Player, fill
 from .greedy import GreedyPlayer
+from .kupcy import KupcyGreedyPlayer
 from .random_player import RandomPlayer
 
 ANY_GAME = "*"
@@ -18,7 +19,7 @@ DEFAULT_GAME = "parsimonia"
 # kind -> game (or ANY_GAME) -> a factory taking a seed
 PLAYERS: dict[str, dict[str, Callable[[int], Player]]] = {
     "random": {ANY_GAME: RandomPlayer},
-    "greedy": {DEFAULT_GAME: GreedyPlayer},
+    "greedy": {DEFAULT_GAME: GreedyPlayer, "kupcy": KupcyGreedyPlayer},
 }
 
 
