@@ -107,8 +107,6 @@ class Kupcy(KupcyState):
         self._require_stowing(seat)
         if card not in self.warehouses[seat]:
             raise IllegalAction("not_in_warehouse", f"card {card} is not in your warehouse")
-        if len(self.ships[seat]) >= self.ship_target(seat):
-            raise IllegalAction("ship_full", f"your ship already holds {len(self.ships[seat])} cards")
         self._load(seat, card)
 
     def _cmd_unload(self, seat: int, card: int) -> None:

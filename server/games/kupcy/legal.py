@@ -25,8 +25,7 @@ def legal_actions(g: KupcyState, seat: int) -> list[dict[str, Any]]:
     if g.market is not None and g.market.sealed.owes(seat):
         out += [{"type": "offer", "card": c} for c in g.offerable(seat, g.market.goods)]
     if seat in g.stowing:
-        if len(g.ships[seat]) < g.ship_target(seat):
-            out += [{"type": "load", "card": c} for c in g.warehouses[seat]]
+        out += [{"type": "load", "card": c} for c in g.warehouses[seat]]  # a stowing ship is under its size
         out += [{"type": "unload", "card": c} for c in g.ships[seat]]
     if g.current == seat:
         if g.step == Step.KEEP:
