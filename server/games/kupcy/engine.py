@@ -122,6 +122,7 @@ class Kupcy(KupcyState):
         if card not in self.sellable(seat):
             raise IllegalAction("not_your_goods", "sell a goods card from your ship or your warehouse")
         (self.ships[seat] if card in self.ships[seat] else self.warehouses[seat]).remove(card)
+        self.timers.cancel(DECIDE)
         self._emit("sale", seat=seat, card=card)
         self._open_trade(seat, card, last_round=True)
 

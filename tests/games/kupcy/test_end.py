@@ -32,6 +32,7 @@ def test_in_the_last_round_a_player_sells_a_goods_card_of_their_own():
     t.refuse(2, "not_your_turn", "sell", card=14)
     t.refuse(1, "not_your_goods", "sell", card=0)
     t.do(1, "sell", card=13)  # from the warehouse
+    assert t.g.timers.get("decide") is None  # the sale's clock stops: the trade has its own
     assert t.last("trade_opened").data == {"seller": 1, "goods": 13, "seats": [0, 2], "deadline": t.t + 30_000}
     t.offer(0, 4)  # Rus 7
     t.offer(2, 17)  # Arabia 6
