@@ -254,6 +254,9 @@ class Match:
                 self._send(sub, event_frame(self.id, seq, at, event.wire_for(seat.index)))
         self.flush_views(now, only=sub)
 
+    def _on_detach(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+        self.detach(sub)
+
     def _on_view(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
         if self.seat_of(sub) is None and sub not in self.spectators:
             raise ProtocolError("not_seated", "join, resume or watch this table first")
@@ -473,6 +476,7 @@ REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = 
     "leave": Match._on_leave,
     "resume": Match._on_resume,
     "view": Match._on_view,
+    "detach": Match._on_detach,
     "act": Match._on_act,
     "pause_clocks": Match._on_pause_clocks,
     "unpause_clocks": Match._on_unpause_clocks,

@@ -38,7 +38,7 @@ __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat",
 
 @dataclass
 class Request:
-    kind: str  # join / watch / leave / resume / act / view, or pause_clocks / unpause_clocks / close_table
+    kind: str  # join / watch / leave / resume / act / view / detach, or pause_clocks / unpause_clocks / close_table
     conn: "Connection"
     msg: dict[str, Any]
 
@@ -75,10 +75,12 @@ class Table:
             raise ProtocolError("rate_limited", "the table is busy; retry shortly") from None
 
     def detach(self, conn: "Connection") -> None:
-        """A connection went away: its seat stays in the game, its clock keeps running."""
-        if self.match.seat_of(conn) is not None:
-            self.log.info("seat_disconnected", seat=self.match.seat_of(conn).index)  # type: ignore[union-attr]
-        self.match.detach(conn)
+        """A connection went away: its seat stays in the game, its clock keeps running. Queued behind what
+        the connection sent before it went (a last ``leave`` must still find its seat)."""
+        try:
+            self.inbox.send_nowait(Request("detach", conn, {}))
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            self.match.detach(conn)
 
     def seat_of(self, conn: "Connection") -> Seat | None:
         return self.match.seat_of(conn)
@@ -139,9 +141,12 @@ class Table:
         match.tick(now)
         for request in batch:
             refused = match.rejected
+            was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
             match.handle(request.kind, request.conn, request.msg, now)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
+            elif was_seated is not None:
+                self.log.info("seat_disconnected", seat=was_seated.index)
             elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
                 self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
                               name=seat.name)
