@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import pytest
-
-from server.games.base import Event, IllegalAction
+from server.games.base import Event
+from tests.games.table import EngineTable
 from server.games.kupcy import Kupcy
 from server.games.kupcy.cards import ORIGINS
 from server.games.kupcy.defaults import default_split
@@ -72,55 +71,16 @@ def check_invariants(g: Kupcy) -> None:
         assert not any(g.cards[c].kind == "charter" for c in g.owned(s))
 
 
-class Table:
-    """A game plus a clock. ``do`` advances to the table's time, then applies the command."""
+class Table(EngineTable):
+    """A Kupcy game plus a clock (``tests/games/table.py``), with shortcuts for its clocks and commands."""
 
-    def __init__(self, game: Kupcy) -> None:
-        self.g = game
-        self.t = game.now
-        self.log: list[Event] = []
-        check_invariants(game)
-
-    def at(self, t: int) -> list[Event]:
-        assert t >= self.t
-        self.t = t
-        events = self.g.advance(t)
-        self.log += events
-        check_invariants(self.g)
-        return events
-
-    def wait(self, ms: int) -> list[Event]:
-        return self.at(self.t + ms)
+    check = staticmethod(check_invariants)
 
     def timeout(self, kind: str) -> list[Event]:
         """Let the named clock run out."""
         deadline = self.g.timers.get(kind)
         assert deadline is not None, f"no {kind} clock running"
         return self.at(deadline)
-
-    def do(self, seat: int, kind: str, **fields: Any) -> list[Event]:
-        self.at(self.t)
-        events = self.g.apply(seat, {"type": kind, **fields}, self.t)
-        self.log += events
-        check_invariants(self.g)
-        return events
-
-    def refuse(self, seat: int, code: str, kind: str, **fields: Any) -> IllegalAction:
-        self.at(self.t)
-        before = self.g.snapshot()
-        with pytest.raises(IllegalAction) as info:
-            self.g.apply(seat, {"type": kind, **fields}, self.t)
-        assert info.value.code == code, info.value.message
-        assert self.g.snapshot() == before
-        return info.value
-
-    def events(self, kind: str) -> list[Event]:
-        return [e for e in self.log if e.type == kind]
-
-    def last(self, kind: str) -> Event:
-        found = self.events(kind)
-        assert found, f"no {kind} event"
-        return found[-1]
 
     def offer(self, seat: int, card: int) -> list[Event]:
         return self.do(seat, "offer", card=card)
