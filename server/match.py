@@ -405,11 +405,11 @@ class Match:
             self.on_event(event)
         full = event_frame(self.id, seq, at, event.to_wire())
         if event.audience is None:
-            for sub, _ in self._subscribers():
+            for sub, _ in self.subscribers():
                 self._send(sub, full)
             return
         other = event_frame(self.id, seq, at, event.redacted_wire())
-        for sub, seat in self._subscribers():
+        for sub, seat in self.subscribers():
             self._send(sub, full if event.visible_to(seat) else other)
 
     def _publish(self, events: list[Event], at: int) -> None:
@@ -423,7 +423,7 @@ class Match:
             self._finish(at)
         self._views_due = True
 
-    def _subscribers(self) -> list[tuple[Subscriber, int | None]]:
+    def subscribers(self) -> list[tuple[Subscriber, int | None]]:
         out: list[tuple[Subscriber, int | None]] = [(s.sub, s.index) for s in self.seats if s.sub is not None]
         out += [(sub, None) for sub in self.spectators]
         return out

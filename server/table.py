@@ -48,7 +48,23 @@ def _send_all(frames: list[tuple[Subscriber, bytes]]) -> None:
         sub.send(frame)
 
 
-class Table:
+class _Shell:
+    """What connections and the lobby read of a table, live or finished: all of it is the match's."""
+
+    match: Match
+
+    def seat_of(self, conn: "Connection") -> Seat | None:
+        return self.match.seat_of(conn)
+
+    def summary(self) -> dict[str, Any]:
+        return self.match.summary()
+
+    @property
+    def state(self) -> str:
+        return self.match.state
+
+
+class Table(_Shell):
     """A live table: its match, its task, its journal."""
 
     def __init__(self, match: Match, clock: ServerClock, journal: Journal | None = None,
@@ -82,23 +98,13 @@ class Table:
         except (trio.WouldBlock, trio.ClosedResourceError):
             self.match.detach(conn)
 
-    def seat_of(self, conn: "Connection") -> Seat | None:
-        return self.match.seat_of(conn)
-
-    def summary(self) -> dict[str, Any]:
-        return self.match.summary()
-
-    @property
-    def state(self) -> str:
-        return self.match.state
-
     def journal_failed(self, exc: OSError) -> None:
         """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
         self.log.error("journal_failed", error=str(exc))
         self.stopped = True
         notice = encode(messages.error(ProtocolError(
             "internal", "this table's journal could not be written; the table is stopped"), table=self.id))
-        for sub, _ in self.match._subscribers():
+        for sub, _ in self.match.subscribers():
             sub.send(notice)
         self.inbox.close()
 
@@ -193,7 +199,7 @@ def _loggable(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if k not in ("event", "type", "at", "seats")}
 
 
-class FinishedTable:
+class FinishedTable(_Shell):
     """A table whose game is over and whose task has ended: the match, retired, answering late requests
     (watch, view, resume: the result and the final view) at once, with nothing more to journal."""
 
@@ -211,13 +217,3 @@ class FinishedTable:
 
     def detach(self, conn: "Connection") -> None:
         self.match.detach(conn)
-
-    def seat_of(self, conn: "Connection") -> Seat | None:
-        return self.match.seat_of(conn)
-
-    def summary(self) -> dict[str, Any]:
-        return self.match.summary()
-
-    @property
-    def state(self) -> str:
-        return self.match.state
