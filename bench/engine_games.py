@@ -1,6 +1,6 @@
 """Engine-only throughput: play N simulated games in process and report the time they took.
 
-    .venv/bin/python bench/engine_games.py --games 1000 --players 4 --kind greedy [--game gift-of-tulips] [--json]
+    .venv/bin/python bench/engine_games.py --games 1000 --players 4 --kind greedy [--game kupcy] [--json]
 
 Games are independent: seeds 1..N. One process, no sockets, simulated time; this measures the rules engine
 and the reference players together (the players read the same views and legal actions a client gets).
@@ -17,10 +17,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from server.games import DEFAULT_GAME, GAMES  # noqa: E402
 from server.simulate import simulate  # noqa: E402
 
 
-def run(games: int, players: int, kind: str, game: str = "parsimonia") -> dict:
+def run(games: int, players: int, kind: str, game: str = DEFAULT_GAME) -> dict:
     actions = 0
     start = time.perf_counter()
     cpu_start = time.process_time()
@@ -29,6 +30,7 @@ def run(games: int, players: int, kind: str, game: str = "parsimonia") -> dict:
         actions += sim.actions
     wall = time.perf_counter() - start
     return {
+        "game": game,
         "games": games,
         "players": players,
         "kind": kind,
@@ -47,15 +49,15 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--kind", default="greedy", choices=["greedy", "random", "mix"])
+    parser.add_argument("--game", default=DEFAULT_GAME, choices=sorted(GAMES))
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--game", default="parsimonia")
     args = parser.parse_args()
     out = run(args.games, args.players, args.kind, args.game)
     if args.json:
         print(json.dumps(out))
     else:
         print(
-            f"{out['games']} games of {out['players']} {out['kind']} players: {out['seconds']} s "
+            f"{out['games']} {out['game']} games of {out['players']} {out['kind']} players: {out['seconds']} s "
             f"({out['games_per_s']} games/s, {out['actions_per_s']} actions/s) on {out['machine']}"
         )
 

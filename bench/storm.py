@@ -39,7 +39,8 @@ from bench.stats import CpuMeter, machine, peak_rss_mb, raise_nofile_limit  # no
 
 P99_LIMIT_MS = 50.0
 DEFAULT_TABLES = (10, 100, 1000)
-DEFAULT_RATES = (250, 500, 1000, 2000, 4000, 8000, 16000)
+# steps of 1.5x: a capacity is found to within a third, not a half
+DEFAULT_RATES = (250, 375, 550, 800, 1200, 1800, 2700, 4000, 6000, 9000, 13500, 20000)
 QUICK_TABLES = (10,)
 QUICK_RATES = (250, 1000, 2000)
 SERVERS = ("parsimonia", "bare-trio", "bare-websockets")
@@ -464,7 +465,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", help="results file (default bench/results/latest.json)")
     parser.add_argument("--plot", metavar="PATH", help="PNG of p99 against rate (default bench/results/latest.png)")
     parser.add_argument("--tables", help="comma-separated table counts (default 10,100,1000)")
-    parser.add_argument("--rates", help="comma-separated bid rates, rising (default 250,500,...,16000)")
+    parser.add_argument("--rates", help="comma-separated bid rates, rising (default 250,375,...,20000: steps of 1.5x)")
     parser.add_argument("--duration", type=float, help="measured seconds per run (default 10; quick 3)")
     parser.add_argument("--warmup", type=float, help="warm-up seconds per run (default 3; quick 1)")
     parser.add_argument("--servers", help=f"comma-separated, from {','.join((*SERVERS, *OURS[1:]))} (default: "

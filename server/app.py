@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import hmac
 import socket
 from collections import Counter
@@ -14,6 +13,7 @@ import trio
 from protocol.codec import Limits
 from server import logs
 from server.clock import ServerClock, keep_heartbeat
+from server.collector import keep_collector
 from server.connection import Connection
 from server.limits import ClientLimits
 from server.lobby import Lobby
@@ -25,7 +25,6 @@ from server.transport.websocket import open_websocket
 from server.web import Web
 
 
-GC_THRESHOLDS = (50_000, 20, 100)
 
 
 @dataclass
@@ -59,11 +58,6 @@ class Server:
         return admin is not None and token is not None and hmac.compare_digest(admin.encode(), token.encode())
 
     async def run(self, *, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
-        # A server holds millions of long-lived objects (engines, histories, connections). With Python's
-        # default thresholds (700, 10, 10) the cyclic collector kept walking them: at 1,000 tables and 250
-        # bids/s, p99 latency was 213 ms and timers fired 543 ms late. Collecting the young generation every
-        # 50,000 allocations and the older ones more rarely gave 2.2 ms and 1 ms (bench/README.md).
-        gc.set_threshold(*GC_THRESHOLDS)
         cfg = self.config
         # before anything else: a directory another server holds raises DataDirBusy, and stays untouched
         data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync)
@@ -78,9 +72,7 @@ class Server:
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
-                # What exists now (modules, recovered tables) lives as long as the server: the collector
-                # need never walk it again.
-                gc.freeze()
+                nursery.start_soon(keep_collector)  # see server/collector.py
                 self.started = trio.current_time()
                 self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)
                 self.log.info("listening", host=cfg.host, port=self.port)

@@ -254,6 +254,9 @@ class Match:
                 self._send(sub, event_frame(self.id, seq, at, event.wire_for(seat.index)))
         self.flush_views(now, only=sub)
 
+    def _on_detach(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+        self.detach(sub)
+
     def _on_view(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
         if self.seat_of(sub) is None and sub not in self.spectators:
             raise ProtocolError("not_seated", "join, resume or watch this table first")
@@ -402,11 +405,11 @@ class Match:
             self.on_event(event)
         full = event_frame(self.id, seq, at, event.to_wire())
         if event.audience is None:
-            for sub, _ in self._subscribers():
+            for sub, _ in self.subscribers():
                 self._send(sub, full)
             return
         other = event_frame(self.id, seq, at, event.redacted_wire())
-        for sub, seat in self._subscribers():
+        for sub, seat in self.subscribers():
             self._send(sub, full if event.visible_to(seat) else other)
 
     def _publish(self, events: list[Event], at: int) -> None:
@@ -420,7 +423,7 @@ class Match:
             self._finish(at)
         self._views_due = True
 
-    def _subscribers(self) -> list[tuple[Subscriber, int | None]]:
+    def subscribers(self) -> list[tuple[Subscriber, int | None]]:
         out: list[tuple[Subscriber, int | None]] = [(s.sub, s.index) for s in self.seats if s.sub is not None]
         out += [(sub, None) for sub in self.spectators]
         return out
@@ -473,6 +476,7 @@ REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = 
     "leave": Match._on_leave,
     "resume": Match._on_resume,
     "view": Match._on_view,
+    "detach": Match._on_detach,
     "act": Match._on_act,
     "pause_clocks": Match._on_pause_clocks,
     "unpause_clocks": Match._on_unpause_clocks,

@@ -38,7 +38,7 @@ __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat",
 
 @dataclass
 class Request:
-    kind: str  # join / watch / leave / resume / act / view, or pause_clocks / unpause_clocks / close_table
+    kind: str  # join / watch / leave / resume / act / view / detach, or pause_clocks / unpause_clocks / close_table
     conn: "Connection"
     msg: dict[str, Any]
 
@@ -48,7 +48,23 @@ def _send_all(frames: list[tuple[Subscriber, bytes]]) -> None:
         sub.send(frame)
 
 
-class Table:
+class _Shell:
+    """What connections and the lobby read of a table, live or finished: all of it is the match's."""
+
+    match: Match
+
+    def seat_of(self, conn: "Connection") -> Seat | None:
+        return self.match.seat_of(conn)
+
+    def summary(self) -> dict[str, Any]:
+        return self.match.summary()
+
+    @property
+    def state(self) -> str:
+        return self.match.state
+
+
+class Table(_Shell):
     """A live table: its match, its task, its journal."""
 
     def __init__(self, match: Match, clock: ServerClock, journal: Journal | None = None,
@@ -75,20 +91,12 @@ class Table:
             raise ProtocolError("rate_limited", "the table is busy; retry shortly") from None
 
     def detach(self, conn: "Connection") -> None:
-        """A connection went away: its seat stays in the game, its clock keeps running."""
-        if self.match.seat_of(conn) is not None:
-            self.log.info("seat_disconnected", seat=self.match.seat_of(conn).index)  # type: ignore[union-attr]
-        self.match.detach(conn)
-
-    def seat_of(self, conn: "Connection") -> Seat | None:
-        return self.match.seat_of(conn)
-
-    def summary(self) -> dict[str, Any]:
-        return self.match.summary()
-
-    @property
-    def state(self) -> str:
-        return self.match.state
+        """A connection went away: its seat stays in the game, its clock keeps running. Queued behind what
+        the connection sent before it went (a last ``leave`` must still find its seat)."""
+        try:
+            self.inbox.send_nowait(Request("detach", conn, {}))
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            self.match.detach(conn)
 
     def journal_failed(self, exc: OSError) -> None:
         """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
@@ -96,7 +104,7 @@ class Table:
         self.stopped = True
         notice = encode(messages.error(ProtocolError(
             "internal", "this table's journal could not be written; the table is stopped"), table=self.id))
-        for sub, _ in self.match._subscribers():
+        for sub, _ in self.match.subscribers():
             sub.send(notice)
         self.inbox.close()
 
@@ -139,9 +147,12 @@ class Table:
         match.tick(now)
         for request in batch:
             refused = match.rejected
+            was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
             match.handle(request.kind, request.conn, request.msg, now)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
+            elif was_seated is not None:
+                self.log.info("seat_disconnected", seat=was_seated.index)
             elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
                 self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
                               name=seat.name)
@@ -188,7 +199,7 @@ def _loggable(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if k not in ("event", "type", "at", "seats")}
 
 
-class FinishedTable:
+class FinishedTable(_Shell):
     """A table whose game is over and whose task has ended: the match, retired, answering late requests
     (watch, view, resume: the result and the final view) at once, with nothing more to journal."""
 
@@ -206,13 +217,3 @@ class FinishedTable:
 
     def detach(self, conn: "Connection") -> None:
         self.match.detach(conn)
-
-    def seat_of(self, conn: "Connection") -> Seat | None:
-        return self.match.seat_of(conn)
-
-    def summary(self) -> dict[str, Any]:
-        return self.match.summary()
-
-    @property
-    def state(self) -> str:
-        return self.match.state

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import Player, fill
+from .kupcy import KupcyGreedyPlayer
 from .parsimonia import GreedyPlayer
 from .random_player import RandomPlayer
 from .tulips import TulipsGreedy
@@ -19,9 +20,8 @@ DEFAULT_GAME = "parsimonia"
 # kind -> game (or ANY_GAME) -> a factory taking a seed
 PLAYERS: dict[str, dict[str, Callable[[int], Player]]] = {
     "random": {ANY_GAME: RandomPlayer},
-    "greedy": {DEFAULT_GAME: GreedyPlayer},
+    "greedy": {DEFAULT_GAME: GreedyPlayer, "kupcy": KupcyGreedyPlayer, "gift-of-tulips": TulipsGreedy},
 }
-PLAYERS["greedy"]["gift-of-tulips"] = TulipsGreedy
 
 
 def kinds_for(game: str) -> list[str]:

@@ -46,10 +46,13 @@ def words_for(game: str) -> ModuleType | None:
     return importlib.import_module(path) if path else None
 
 
-from .parsimonia import Parsimonia  # noqa: E402  (after register: the registry knows nothing of the games)
+# after register: the registry knows nothing of the games
+from .kupcy import Kupcy  # noqa: E402
+from .parsimonia import Parsimonia  # noqa: E402
+from .tulips import Tulips  # noqa: E402
 
 register(Parsimonia, words="server.games.parsimonia.words")
-from .tulips import Tulips  # noqa: E402
+register(Kupcy, words="server.games.kupcy.words")
 register(Tulips, words="server.games.tulips.words")
 
 __all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "Option", "Outcome", "game_class",

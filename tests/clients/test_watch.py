@@ -97,4 +97,4 @@ def test_an_event_without_words_is_shown_generically_with_names_and_times():
     spectator.names = NAMES
     line = spectator.describe({"type": "paused", "at": 1_000, "seat": 1, "deadline": 273_000})
     assert line == "paused seat=Bob deadline=in 4:32"
-    assert words_for("kupcy") is None
+    assert words_for("checkers") is None  # a game without words (or none at all): the generic form

@@ -49,7 +49,9 @@ def free_port() -> int:
 
 
 def dropped(exc: BaseException) -> bool:
-    """The connection went away (the server was killed), as opposed to a failed check."""
+    """The connection went away (the server was killed, or is not up yet), as opposed to a failed check."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(dropped(e) for e in exc.exceptions)
     if isinstance(exc, (OSError, HandshakeError, ConnectionClosed, trio.BrokenResourceError)):
         return True
     return isinstance(exc, AssertionError) and "connection closed" in str(exc)

@@ -9,7 +9,7 @@ import msgpack
 import pytest
 
 from protocol import messages
-from server.games import GAMES, IllegalAction
+from server.games import GAMES
 from server.match import OVER, REPLAY_LIMIT, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
 from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
 

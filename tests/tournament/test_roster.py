@@ -149,4 +149,4 @@ def test_entrants_written_as_one_table_instead_of_blocks_are_pointed_out(tmp_pat
 
 
 def test_an_unknown_game_is_named_with_the_known_ones(tmp_path):
-    assert "unknown game 'chess' (known: parsimonia)" in error(tmp_path, 'game = "chess"\n' + GOOD)
+    assert "unknown game 'chess' (known: gift-of-tulips, kupcy, parsimonia)" in error(tmp_path, 'game = "chess"\n' + GOOD)

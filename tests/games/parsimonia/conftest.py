@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from server.games.base import Event, IllegalAction
+from server.games.base import Event
+from tests.games.table import EngineTable
 from server.games.parsimonia import Config, Parsimonia
 
 SEED = 20240601
@@ -57,46 +58,10 @@ def check_invariants(g: Parsimonia) -> None:
         assert g.committed(s) <= g.dollars[s]
 
 
-class Table:
-    """A game plus a clock. ``do`` advances to the table's time, then applies the command."""
+class Table(EngineTable):
+    """A Parsimonia game plus a clock (``tests/games/table.py``), with shortcuts for its commands."""
 
-    def __init__(self, game: Parsimonia) -> None:
-        self.g = game
-        self.t = game.now
-        self.log: list[Event] = []
-        check_invariants(game)
-
-    # -- time
-    def at(self, t: int) -> list[Event]:
-        assert t >= self.t
-        self.t = t
-        events = self.g.advance(t)
-        self.log += events
-        check_invariants(self.g)
-        return events
-
-    def wait(self, ms: int) -> list[Event]:
-        return self.at(self.t + ms)
-
-    # -- commands
-    def do(self, seat: int, kind: str, **fields: Any) -> list[Event]:
-        self.at(self.t)
-        events = self.g.apply(seat, {"type": kind, **fields}, self.t)
-        self.log += events
-        check_invariants(self.g)
-        return events
-
-    def refuse(self, seat: int, code: str, kind: str, **fields: Any) -> IllegalAction:
-        """Assert the command is refused with ``code`` and that nothing at all changed."""
-        self.at(self.t)
-        before = self.g.snapshot()
-        digest = self.g.digest()
-        with pytest.raises(IllegalAction) as info:
-            self.g.apply(seat, {"type": kind, **fields}, self.t)
-        assert info.value.code == code, info.value.message
-        assert self.g.snapshot() == before
-        assert self.g.digest() == digest
-        return info.value
+    check = staticmethod(check_invariants)
 
     # -- shortcuts
     def bid(self, seat: int, auction: int, amount: int) -> list[Event]:

@@ -8,7 +8,7 @@ from server.games.parsimonia import Parsimonia
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = (ROOT / "protocol" / "SPEC.md").read_text()
 RULES = (ROOT / "docs" / "rules" / "parsimonia.md").read_text()
-PARSIMONIA_SPEC = SPEC.split("### Parsimonia", 1)[1]
+PARSIMONIA_SPEC = SPEC.split("### Parsimonia", 1)[1].split("\n### ", 1)[0]  # up to the next game's section
 ENGINE_SOURCES = sorted((ROOT / "server/games/parsimonia").glob("*.py")) + [ROOT / "server/games/auction.py"]
 
 

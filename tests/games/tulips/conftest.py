@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from server.games.base import Event, IllegalAction
+from server.games.base import Event
+from tests.games.table import EngineTable
 from server.games.tulips import Config, Deck, Tulips
 
 SEED = 20240601
@@ -42,41 +43,10 @@ def check_invariants(g: Tulips) -> None:
     assert all(p >= 0 for p in g.points)
 
 
-class Table:
-    """A game plus a clock. ``do`` advances to the table's time, then applies the command."""
+class Table(EngineTable):
+    """A Gift of Tulips game plus a clock (``tests/games/table.py``), with a shortcut for the set-up choice."""
 
-    def __init__(self, game: Tulips) -> None:
-        self.g = game
-        self.t = game.now
-        self.log: list[Event] = []
-        check_invariants(game)
-
-    def at(self, t: int) -> list[Event]:
-        assert t >= self.t
-        self.t = t
-        events = self.g.advance(t)
-        self.log += events
-        check_invariants(self.g)
-        return events
-
-    def wait(self, ms: int) -> list[Event]:
-        return self.at(self.t + ms)
-
-    def do(self, seat: int, kind: str, **fields: Any) -> list[Event]:
-        self.at(self.t)
-        events = self.g.apply(seat, {"type": kind, **fields}, self.t)
-        self.log += events
-        check_invariants(self.g)
-        return events
-
-    def refuse(self, seat: int, code: str, kind: str, **fields: Any) -> IllegalAction:
-        self.at(self.t)
-        before = self.g.snapshot()
-        with pytest.raises(IllegalAction) as info:
-            self.g.apply(seat, {"type": kind, **fields}, self.t)
-        assert info.value.code == code, info.value.message
-        assert self.g.snapshot() == before
-        return info.value
+    check = staticmethod(check_invariants)
 
     def choose_all(self, pick: int = 0) -> list[Event]:
         """Every seat still to choose puts its ``pick``-th dealt card in the bouquet: the first turn begins."""
@@ -85,14 +55,6 @@ class Table:
             if self.g.setup.owes(s):
                 events += self.do(s, "choose", bouquet=self.g.hands[s][pick])
         return events
-
-    def events(self, kind: str) -> list[Event]:
-        return [e for e in self.log if e.type == kind]
-
-    def last(self, kind: str) -> Event:
-        found = self.events(kind)
-        assert found, f"no {kind} event"
-        return found[-1]
 
 
 def make_game(players: int = 3, seed: int = SEED, **cfg: Any) -> Tulips:
