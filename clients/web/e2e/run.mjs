@@ -66,6 +66,7 @@ async function main() {
   });
   const admin = new Client(WS, { WebSocket, client: "e2e-organiser" });
   const bots = [];
+  const pageErrors = [];
   try {
     await admin.connect();
     const newContext = () => browser.newContext({ viewport: { width: 1000, height: 900 } });
@@ -77,7 +78,7 @@ async function main() {
     const ctx = await newContext();
     const page = await ctx.newPage();
     page.setDefaultTimeout(T);
-    page.on("pageerror", (e) => console.error("page error:", e.message));
+    page.on("pageerror", (e) => { pageErrors.push(e.message); console.error("page error:", e.message); });
     await page.goto(`${HTTP}/`);
     await page.getByLabel("Your name").fill("Ada");
     await page.locator(`tr[data-table="${pt}"] button.join`).click();
@@ -215,6 +216,21 @@ async function main() {
     await admin.admin(ADMIN, "close", { table: tt });
     await page.getByTestId("result").waitFor();
     step("the organiser closed the Tulips table");
+
+    // ---- Kupcy: the plain view; the person makes the sealed split with one click ----
+    const kt = await admin.create("kupcy", 3, { admin: ADMIN, seed: 3 });
+    bots.push(await bot(kt, "Bot"), await bot(kt, "Bot 2"));
+    await page.goto(`${HTTP}/#`);
+    await page.locator(`tr[data-table="${kt}"] button.join`).click();
+    await page.locator(`main[data-table="${kt}"][data-mode="seat"]`).waitFor();
+    await page.locator("button.k-split").first().click();
+    await page.locator(".log li[data-type=split_revealed]").waitFor();
+    step("made the Kupcy split");
+    await shot(page, "kupcy");
+    await admin.admin(ADMIN, "close", { table: kt });
+    await page.getByTestId("result").waitFor();
+    step("the organiser closed the Kupcy table");
+    if (pageErrors.length) throw new Error(`the page threw: ${pageErrors.join("; ")}`);
   } finally {
     for (const b of bots) b.close();
     admin.close();

@@ -16,6 +16,7 @@ const url = arg("url", "ws://127.0.0.1:8765"), game = arg("game", "parsimonia"),
 /** One command for the picture `v` (static ∪ view ∪ private ∪ {seat}) from the templates in `legal`. */
 export function choose(v, legal) {
   const first = (type, test = () => true) => legal.find((c) => c.type === type && test(c));
+  if (v.game === "kupcy") return legal[0] ?? null; // every Kupcy template is a concrete command
   if (v.game === "gift-of-tulips") return first("choose") ?? first("keep") ?? first("give") ?? first("add", (c) => !c.secret);
   const mine = (v.auctions ?? []).find((a) => a.seller === v.seat && a.high_bidder != null);
   if (mine) return first("close", (c) => c.auction === mine.id && c.winner === mine.high_bidder);

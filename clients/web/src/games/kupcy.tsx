@@ -13,7 +13,10 @@ export function kupcyCard(pic: Pic, id: number | null | undefined): string {
   return `${origin} ${kind} ${value}`;
 }
 
-const cards = (pic: Pic, ids: number[] | null | undefined) => (ids ?? []).map((c) => kupcyCard(pic, c)).join(", ") || "none";
+/** One card or a list of them, in words. */
+const cards = (pic: Pic, ids: number | number[] | null | undefined): string =>
+  (ids == null ? [] : Array.isArray(ids) ? ids : [ids]).map((c) => kupcyCard(pic, c)).join(", ") || "none";
+const count = (v: unknown): number => (Array.isArray(v) ? v.length : typeof v === "number" ? v : 0);
 
 export function commandLabel(pic: Pic, c: Record<string, any>): string {
   switch (c.type) {
@@ -39,25 +42,25 @@ function View({ pic, legal, act, paused, time }: GameProps) {
           <strong data-testid="phase">{pic.phase}{pic.step ? ` (${pic.step})` : ""}{pic.current != null ? `: ${who(pic, pic.current)} to play` : ""}</strong>
           {Object.entries(dl).filter(([, d]) => d != null).map(([k, d]) => <Countdown key={k} deadline={d as number} paused={paused} at={time} label={k} />)}
         </div>
-        <div class="row small"><span>deck {pic.deck_count}</span><span>cards drawn {pic.turn}</span><span>out of the game {(pic.out ?? []).length}</span></div>
+        <div class="row small"><span>deck {pic.deck_count}</span><span>cards drawn {pic.turn}</span><span>out of the game {count(pic.out)}</span></div>
       </section>
       {pic.ship ? <section class="panel" aria-label="your ship"><h3>Your ship</h3><p>{cards(pic, pic.ship)}</p>
         {pic.drawn != null ? <p>Drawn: {kupcyCard(pic, pic.drawn)}</p> : null}
-        {pic.sealed != null ? <p class="small">Sealed: {Array.isArray(pic.sealed) ? cards(pic, pic.sealed) : kupcyCard(pic, pic.sealed)}</p> : null}</section> : null}
+        {pic.sealed != null ? <p class="small">Sealed: {cards(pic, pic.sealed)}</p> : null}</section> : null}
       {legal.length ? (
         <section class="panel" aria-label="your moves"><div class="actions">
           {legal.map((c, i) => <button key={i} class={`k-${c.type}`} onClick={() => act(c)}>{commandLabel(pic, c)}</button>)}
         </div></section>
       ) : null}
       {m ? <section class="panel" aria-label="market"><h3>Trade: {who(pic, m.seller)} sells {cards(pic, m.goods)} (round {m.round})</h3>
-        <p>Offers: {(m.offers ?? []).map(([s, c]: number[]) => `${who(pic, s)}: ${kupcyCard(pic, c)}`).join("; ") || "none revealed"}</p>
-        <p class="small">Still to offer: {(m.seats ?? []).filter((s: number) => !(m.chosen ?? []).includes(s)).map((s: number) => who(pic, s)).join(", ") || "nobody"}</p></section> : null}
+        <p>Offers: {(Array.isArray(m.offers) ? m.offers : []).map(([s, c]: number[]) => `${who(pic, s)}: ${kupcyCard(pic, c)}`).join("; ") || "none revealed"}</p>
+        <p class="small">Still to offer: {(Array.isArray(m.seats) ? m.seats : []).filter((s: number) => !(Array.isArray(m.chosen) ? m.chosen : []).includes(s)).map((s: number) => who(pic, s)).join(", ") || "nobody"}</p></section> : null}
       {pic.debt ? <section class="panel"><h3>{who(pic, pic.debt.seat)} pays charter {pic.debt.charter}</h3>
         <p>{pic.debt.cards != null ? `${pic.debt.cards} card(s) due` : `worth ${pic.debt.worth} due`}</p></section> : null}
       <section class="panel players" aria-label="players"><h3>Players</h3><ul>
         {(pic.players ?? []).map((p: any) => (
           <li key={p.seat} class={`player${p.seat === pic.current ? " current" : ""}${p.seat === pic.seat ? " me" : ""}`} data-seat={p.seat}>
-            <div class="row"><strong>{who(pic, p.seat)}</strong><span>ship {p.ship_count}</span><span>owned {(p.owned ?? []).length}</span></div>
+            <div class="row"><strong>{who(pic, p.seat)}</strong><span>ship {p.ship_count}</span><span>owned {count(p.owned)}</span></div>
             <div class="small">warehouse: {cards(pic, p.warehouse)}</div>
           </li>))}
       </ul></section>
