@@ -43,6 +43,13 @@ class Request:
     msg: dict[str, Any]
 
 
+def _answer_now(match: Match, clock: ServerClock, request: Request) -> None:
+    """A request to a match that is over, handled in the caller's task: nothing is left to journal."""
+    match.step(clock.now_ms(), request.kind, request.conn, request.msg)
+    match.take_records()
+    _send_all(match.take_frames())
+
+
 def _send_all(frames: list[tuple[Subscriber, bytes]]) -> None:
     for sub, frame in frames:
         sub.send(frame)
@@ -89,6 +96,8 @@ class Table(_Shell):
             self.inbox.send_nowait(request)
         except trio.WouldBlock:
             raise ProtocolError("rate_limited", "the table is busy; retry shortly") from None
+        except trio.ClosedResourceError:  # the game is over and the task is closing: answer at once
+            _answer_now(self.match, self.clock, request)
 
     def detach(self, conn: "Connection") -> None:
         """A connection went away: its seat stays in the game, its clock keeps running. Queued behind what
@@ -211,9 +220,7 @@ class FinishedTable(_Shell):
         self.clock = clock
 
     def submit(self, request: Request) -> None:
-        self.match.step(self.clock.now_ms(), request.kind, request.conn, request.msg)
-        self.match.take_records()
-        _send_all(self.match.take_frames())
+        _answer_now(self.match, self.clock, request)
 
     def detach(self, conn: "Connection") -> None:
         self.match.detach(conn)

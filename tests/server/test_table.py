@@ -10,6 +10,7 @@ import trio
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from tests.server.conftest import BANK, SHORT, RawClient, connect, create_table, join, play_seat, url, walk
+from tests.toy_game import toy  # noqa: F401 (the fixture)
 
 RESULT_KEYS = {"game", "seed", "players", "over", "reason", "winners", "scores", "dollars", "company_dollars", "turns",
                "actions", "rejected", "game_ms", "digest"}
@@ -363,3 +364,29 @@ async def test_a_journal_that_cannot_be_written_stops_its_table_not_the_server(s
         assert not [m for m in a.frames if m.get("re") == 7]  # the join was never acknowledged
         healthy = await create_table(b, 2, options=SHORT)
         assert (await join(b, healthy))["seat"] == 0
+
+
+async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answered(toy):
+    from protocol.codec import decode
+    from server.clock import ServerClock
+    from server.match import Match
+    from server.table import Request, Table
+
+    class Inbox:
+        def __init__(self) -> None:
+            self.frames: list[dict] = []
+
+        def send(self, frame: bytes) -> None:
+            self.frames.append(decode(frame))
+
+    match = Match("t1", toy.NAME, 2, seed=1)
+    players = [Inbox(), Inbox()]
+    for i, sub in enumerate(players):
+        match.step(0, "join", sub, {"table": "t1", "name": f"p{i}"})
+    match.step(10_000)  # the choice times out: the game is over
+    table = Table(match, ServerClock())
+    table.inbox.close()  # as the table's task does once the game is over
+    late = Inbox()
+    table.submit(Request("watch", late, {"table": "t1", "id": 3}))  # type: ignore[arg-type]
+    assert [f["type"] for f in late.frames] == ["watching", "view"]
+    assert late.frames[1]["view"]["result"]["reason"] == "revealed"
