@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import structlog
 import trio
+from trio_websocket import ConnectionClosed
 
 from clients.players import make_player
 from server import logs
@@ -86,8 +87,8 @@ async def test_no_token_or_hidden_card_order_in_logs_or_in_other_connections_fra
                 nursery.start_soon(organise)
                 try:
                     await play_seat(s1, 1, make_player("greedy", 1))
-                except AssertionError:
-                    assert s1.closed is not None  # kicked: it comes back with its token
+                except (AssertionError, ConnectionClosed):  # kicked while reading, or while sending a command
+                    assert s1.closed is not None or kicked  # it comes back with its token
                 async with connect(server, "s1 again") as back:
                     rid = back.new_id()
                     await back.send({"type": "resume", "id": rid, "table": table, "token": tokens[1], "last_seq": 0})
