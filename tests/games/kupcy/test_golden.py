@@ -3,27 +3,12 @@ them. If a change was intended, rewrite the files with ``.venv/bin/python -m tes
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from protocol.schema import SchemaError
-from server.games import IllegalAction, new_game
+from server.games import IllegalAction
 
-from .make_golden import CASES, GAME, RESULT_KEYS, dumps, path_of, play, record
-
-
-def load(name: str) -> dict:
-    return json.loads(path_of(name).read_text(encoding="utf-8"))
-
-
-def replay(doc: dict):
-    g = new_game(GAME, doc["players"], doc["seed"], doc["options"], doc["time_scale"])
-    for entry in doc["log"]:
-        g.advance(entry[1])
-        if entry[0] == "cmd":
-            g.apply(entry[2], entry[3], entry[1])
-    return g
+from .make_golden import CASES, GAME, RESULT_KEYS, dumps, load, path_of, play, record, replay
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -12,27 +12,9 @@ import json
 import pytest
 
 from protocol.schema import SchemaError
-from server.games import IllegalAction, new_game
+from server.games import IllegalAction
 
-from .make_golden import CASES, RESULT_KEYS, dumps, path_of, play, record
-
-
-def load(name: str) -> dict:
-    return json.loads(path_of(name).read_text(encoding="utf-8"))
-
-
-def replay(doc: dict):
-    g = new_game("parsimonia", doc["players"], doc["seed"], doc["options"], doc["time_scale"])
-    for entry in doc["log"]:
-        if entry[0] == "tick":
-            _, at = entry
-            g.advance(at)
-        else:
-            assert entry[0] == "cmd", entry
-            _, at, seat, command = entry
-            g.advance(at)
-            g.apply(seat, command, at)
-    return g
+from .make_golden import CASES, RESULT_KEYS, dumps, load, path_of, play, record, replay
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

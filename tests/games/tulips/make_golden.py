@@ -1,55 +1,29 @@
-"""Write the golden Gift of Tulips games that ``test_golden.py`` replays.
+"""Write the golden Gift of Tulips games that ``test_golden.py`` replays (``tests/games/golden.py`` does the work).
 
 Run ``.venv/bin/python -m tests.games.tulips.make_golden`` after an intended change to the rules, the players or
-the simulator, and review the diff: each file holds a table's arguments, the simulation's command log
-(``["cmd", ms, seat, command]`` and ``["tick", ms]`` entries, one a line) and the final ``digest()``.
+the simulator, and review the diff.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from server.simulate import simulate, summary
-from tests.games.parsimonia.make_golden import dumps
+from tests.games.golden import Goldens, dumps
 
 GAME = "gift-of-tulips"
-GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 
+# name -> the arguments of ``server.simulate.simulate``; time_scale keeps each log small
 CASES: dict[str, dict[str, Any]] = {
     "2p_random": {"players": 2, "seed": 101, "kind": "random", "options": None, "time_scale": 1.0},
     "4p_greedy": {"players": 4, "seed": 202, "kind": "greedy", "options": None, "time_scale": 1.0},
     "6p_mix": {"players": 6, "seed": 303, "kind": "mix", "options": {"action_ms": 2000}, "time_scale": 1.0},
 }
 RESULT_KEYS = ("winners", "points", "bouquets", "festival", "majorities", "reason", "turns", "actions", "game_ms")
+GOLDENS = Goldens(GAME, Path(__file__).resolve().parent / "golden", CASES, RESULT_KEYS)
+play, record, path_of, load, replay = GOLDENS.play, GOLDENS.record, GOLDENS.path_of, GOLDENS.load, GOLDENS.replay
 
-
-def play(case: dict[str, Any]):
-    return simulate(case["players"], case["seed"], case["kind"], case["options"], case["time_scale"], game=GAME)
-
-
-def record(name: str) -> dict[str, Any]:
-    case = CASES[name]
-    sim = play(case)
-    out = summary(sim)
-    return {"name": name, "game": GAME, **case, "result": {k: out[k] for k in RESULT_KEYS}, "digest": out["digest"],
-            "log": sim.log}
-
-
-def path_of(name: str) -> Path:
-    return GOLDEN_DIR / f"{name}.json"
-
-
-def main() -> None:
-    GOLDEN_DIR.mkdir(exist_ok=True)
-    for name in CASES:
-        doc = record(name)
-        text = dumps(doc)
-        assert json.loads(text) == json.loads(json.dumps(doc))
-        path_of(name).write_text(text, encoding="utf-8")
-        print(f"{path_of(name)}: {len(doc['log'])} entries, {len(text) // 1024} KB, digest {doc['digest'][:12]}")
-
+__all__ = ["CASES", "GAME", "GOLDENS", "RESULT_KEYS", "dumps", "load", "path_of", "play", "record", "replay"]
 
 if __name__ == "__main__":
-    main()
+    GOLDENS.write_all()
