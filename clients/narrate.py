@@ -7,12 +7,7 @@ from typing import Any, Callable
 
 from clients.players.base import Player
 from server.games import words_for
-
-
-def clock(ms: int) -> str:
-    """``ms`` as m:ss (h:mm:ss from an hour), never negative."""
-    s = max(0, ms) // 1000
-    return f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}" if s >= 3600 else f"{s // 60}:{s % 60:02}"
+from server.games.wording import clock
 
 
 def seat_names(seats: Any) -> list[str] | None:

@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from trio_websocket import open_websocket_url
 
-from clients.narrate import clock, default_names, result_lines, seat_names
+from clients.narrate import default_names, result_lines, seat_names
+from server.games.wording import clock
 from clients.sdk import ServerError, call
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.games.wording import clock, seat_name
+
 ORIGINS = {"rus": "Rus", "byzantium": "Byzantine", "arabia": "Arabian", "west": "Western"}
 PHASES = {"split": "the opening split", "turns": "turns", "final": "the last round", "over": "over"}
 STEPS = {"keep": "to keep the drawn card", "pay": "to pay a charter", "trade": "sealed offers",
@@ -19,16 +21,7 @@ STEPS = {"keep": "to keep the drawn card", "pay": "to pay a charter", "trade": "
 NO_SALE = {"passed": "passes", "timeout": "lets the time run out", "no_goods": "has no goods to sell"}
 
 
-def clock(ms: int) -> str:
-    """``ms`` as m:ss, never negative."""
-    s = max(0, ms) // 1000
-    return f"{s // 60}:{s % 60:02}"
-
-
-def _name(names: list[str], seat: int | None) -> str:
-    if seat is None:
-        return "nobody"
-    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+_name = seat_name
 
 
 def card_name(static: dict[str, Any], card: int | None) -> str:

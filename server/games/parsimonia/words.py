@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.games.wording import clock, seat_name
+
 AUCTION_CLOSE_REASONS = {"seller": "by the seller", "quiet": "no bid for a while", "quit": "the seller quit",
                          "game_over": "the game ended"}
 PHASES = {"opening": "opening", "opening_closing": "opening (closing auctions)", "turns": "turns", "over": "over"}
@@ -19,16 +21,8 @@ STEPS = {"decide": "to pair or auction the drawn card", "drawn_auction": "auctio
          "place": "to place the unsold card", "main": "free to auction or end the turn"}
 
 
-def clock(ms: int) -> str:
-    """``ms`` as m:ss (h:mm:ss from an hour), never negative."""
-    s = max(0, ms) // 1000
-    return f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}" if s >= 3600 else f"{s // 60}:{s % 60:02}"
-
-
 def _name(names: list[str], seat: int | None) -> str:
-    if seat is None:
-        return "the Company"
-    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+    return seat_name(names, seat, none="the Company")
 
 
 def _card(static: dict[str, Any], card: int | None) -> str:

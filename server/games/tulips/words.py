@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.games.parsimonia.words import clock
+from server.games.wording import clock, seat_name
 
 PLACE = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 
 
-def _name(names: list[str], seat: int | None) -> str:
-    return names[seat] if seat is not None and 0 <= seat < len(names) else f"seat {seat}"
+_name = seat_name
 
 
 def _card(static: dict[str, Any], card: int | None) -> str:
