@@ -64,6 +64,11 @@ def url(server: Server) -> str:
     return f"ws://127.0.0.1:{server.port}/"
 
 
+class ClosedWhileSending(ConnectionClosed, AssertionError):
+    """The server closed the connection (a kick, a crash) while the test sent on it: caught as a closed connection,
+    and as the failed check ``next`` raises for one, whichever a test expects."""
+
+
 class RawClient:
     """A test client: sends msgpack maps (or raw frames) and records every frame the server sends."""
 
@@ -140,7 +145,13 @@ class RawClient:
     # -- sending
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self.ws.send_message(encode(message))
+        """Send a map. A connection the server closed fails here as it does in ``next``, whichever comes first."""
+        try:
+            await self.ws.send_message(encode(message))
+        except ConnectionClosed as exc:
+            self.closed = self.closed or exc
+            self._wake()
+            raise ClosedWhileSending(exc.reason) from exc
 
     async def send_raw(self, frame: bytes | str) -> None:
         await self.ws.send_message(frame)

@@ -193,7 +193,10 @@ class Player:
                 command = self.player.act(view, msg["legal"])
                 if command is not None:
                     in_flight = (client.new_id(), command)
-                    await client.send({"type": "act", "id": in_flight[0], "table": msg["table"], "command": command})
+                    try:
+                        await client.send({"type": "act", "id": in_flight[0], "table": msg["table"], "command": command})
+                    except AssertionError:  # the server went away as we sent: the crash
+                        return
             elif in_flight is not None and msg.get("re") == in_flight[0]:
                 if msg["type"] == "ok":
                     self.acked.append(in_flight[1])

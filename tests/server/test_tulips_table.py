@@ -140,7 +140,10 @@ class Seat:
                 command = self.player.act(view, msg["legal"])
                 if command is not None:
                     in_flight = client.new_id()
-                    await client.send({"type": "act", "id": in_flight, "table": msg["table"], "command": command})
+                    try:
+                        await client.send({"type": "act", "id": in_flight, "table": msg["table"], "command": command})
+                    except AssertionError:  # the server went away as we sent: the crash
+                        return
             elif in_flight is not None and msg.get("re") == in_flight:
                 self.acked += msg["type"] == "ok"
                 in_flight = None
