@@ -15,7 +15,7 @@ WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)
 	$(WEB)/package.json
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test bench clean web chromium screenshots
+.PHONY: run test faults bench clean web chromium screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ run: $(STAMP) $(WEB_STAMP)
 test: $(STAMP) $(WEB_STAMP) chromium
 	cd $(WEB) && npm test
 	$(BIN)/python -m pytest
+
+# The whole fault campaign (docs/reliability.md); make test runs a slice of it.
+faults: $(STAMP)
+	PARSIMONIA_FAULTS=full $(BIN)/python -m pytest tests/faults
 
 # Redraw docs/screenshots/*.png from the browser tests.
 screenshots: $(STAMP) $(WEB_STAMP) chromium
