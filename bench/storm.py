@@ -43,12 +43,12 @@ DEFAULT_TABLES = (10, 100, 1000)
 DEFAULT_RATES = (250, 375, 550, 800, 1200, 1800, 2700, 4000, 6000, 9000, 13500, 20000)
 QUICK_TABLES = (10,)
 QUICK_RATES = (250, 1000, 2000)
-SERVERS = ("parsimonia", "bare-trio", "bare-websockets")
+SERVERS = ("parsimonia", "bare-trio", "bare-transport", "bare-websockets")
 # ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off); and
 # ours as shipped with every seat joined with views on (a view frame per seat after every change)
 OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views")
 ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "nojournal": "parsimonia-nojournal",
-           "views": "parsimonia-views", "trio": "bare-trio", "websockets": "bare-websockets"}
+           "views": "parsimonia-views", "trio": "bare-trio", "transport": "bare-transport", "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
 LOADGEN_LAG_LIMIT_MS = 20.0
 LOADGEN_CPU_LIMIT = 0.9
@@ -66,6 +66,8 @@ def server_command(name: str, port: int, data_dir: str) -> list[str]:
                 "--log-level", "warning", *durability, *limits]
     if name == "bare-trio":
         return [sys.executable, str(BENCH / "baseline_trio.py"), "--port", str(port)]
+    if name == "bare-transport":
+        return [sys.executable, str(BENCH / "baseline_transport.py"), "--port", str(port)]
     if name == "bare-websockets":
         return [sys.executable, str(BENCH / "baseline_websockets.py"), "--port", str(port)]
     raise ValueError(f"unknown server {name!r}; choose from {', '.join((*SERVERS, *OURS[1:]))}")
