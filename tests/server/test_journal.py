@@ -268,11 +268,16 @@ async def test_a_callback_with_nothing_pending_runs_at_once(tmp_path):
     assert ran == ["now", "later", "after"]
 
 
-@pytest.mark.parametrize(("policy", "fsyncs"), [("fsync", True), ("write", False)])
-async def test_policy_decides_whether_a_sync_calls_fsync(tmp_path, monkeypatch, policy, fsyncs):
+@pytest.mark.parametrize("syncfs", [True, False], ids=["syncfs", "fsync-per-journal"])
+@pytest.mark.parametrize(("policy", "syncs"), [("fsync", True), ("write", False)])
+async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, policy, syncs, syncfs):
     calls: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
+    if syncfs:
+        monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (calls.append(fd), os.fsync(fd))[1])
+    else:
+        real_fsync = os.fsync
+        monkeypatch.setattr(journal_module, "SYNCFS", None)
+        monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
     path = str(tmp_path / "t1.journal")
     journal = Journal(path, policy)
     durable: list[int] = []
@@ -285,7 +290,7 @@ async def test_policy_decides_whether_a_sync_calls_fsync(tmp_path, monkeypatch, 
 
     await run_journal(journal, work)
     assert durable == [1, 2, 3, 4, 5]  # written before acknowledged, either way
-    assert (len(calls) == journal.syncs) if fsyncs else calls == []
+    assert (len(calls) == journal.syncs) if syncs else calls == []
 
 
 def test_an_unknown_policy_is_refused(tmp_path):

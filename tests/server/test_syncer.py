@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import trio
 
+import os
+
+from server import journal as journal_module
 from server.journal import Journal, Syncer, read_journal
 
 
@@ -83,3 +86,73 @@ async def test_records_appended_during_a_round_wait_for_the_next(tmp_path):
         journal.after_durable(nursery.cancel_scope.cancel)
     assert rounds_seen == [1, 2]
     assert [r["at"] for r in read_journal(journal.path).records] == [1, 99]
+
+
+async def test_a_round_makes_every_journal_durable_with_one_syncfs(tmp_path, monkeypatch):
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (_ for _ in ()).throw(AssertionError("an fsync")))
+    syncer = Syncer()
+    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(20)]
+    durable: list[int] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n, journal in enumerate(journals):
+            journal.append({"k": "tick", "at": n})
+            journal.after_durable(lambda n=n: durable.append(n))
+        while len(durable) < 20:
+            await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert len(synced) == syncer.rounds == 1
+    assert sorted(durable) == list(range(20))
+
+
+async def test_a_failed_syncfs_fails_only_the_journal_whose_fsync_fails(tmp_path, monkeypatch):
+    def broken_syncfs(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(journal_module, "SYNCFS", broken_syncfs)
+    syncer = Syncer()
+    good = syncer.add(Journal(str(tmp_path / "t1.journal"), "fsync"))
+    bad = syncer.add(Journal(str(tmp_path / "t2.journal"), "fsync"))
+    failures: list[OSError] = []
+    bad.on_failure = failures.append
+
+    def eio() -> None:
+        raise OSError(5, "Input/output error")
+
+    bad._sync = eio  # type: ignore[method-assign]
+    acknowledged: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        good.append({"k": "tick", "at": 1})
+        good.after_durable(lambda: acknowledged.append("good"))
+        bad.append({"k": "tick", "at": 1})
+        bad.after_durable(lambda: acknowledged.append("bad"))
+        good.finish()
+        good.after_durable(nursery.cancel_scope.cancel)
+    assert acknowledged == ["good"]
+    assert len(failures) == 1 and failures[0].errno == 5 and bad.closed and not good.failed
+
+
+async def test_a_failed_syncfs_that_no_fsync_explains_fails_the_whole_round(tmp_path, monkeypatch):
+    def broken_syncfs(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(journal_module, "SYNCFS", broken_syncfs)
+    syncer = Syncer()
+    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(3)]
+    failures: list[str] = []
+    acknowledged: list[int] = []
+    for journal in journals:
+        journal.on_failure = lambda exc, path=journal.path: failures.append(path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n, journal in enumerate(journals):
+            journal.append({"k": "tick", "at": n})
+            journal.after_durable(lambda n=n: acknowledged.append(n))
+        while len(failures) < 3:
+            await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert acknowledged == [] and sorted(failures) == sorted(j.path for j in journals)
