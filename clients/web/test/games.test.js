@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { commandLabel, describe as kupcyLine, effectText, kupcyCard } from "../src/games/kupcy-words.ts";
-import { lastTrade, leaders, marketState, score, strikingCharter } from "../src/games/kupcy-rules.js";
+import { lastTrade, leaders, marketState, score, splitFor, strikingCharter } from "../src/games/kupcy-rules.js";
 import { actionPoints, placeOf, rankAfterAdd } from "../src/games/tulips.tsx";
 import { parseSeatCode } from "../src/app/seatcode.ts";
 
@@ -48,6 +48,13 @@ describe("Kupcy (docs/rules/kupcy.md)", () => {
     expect(leaders([[1, 1], [2, 2]], 0, t)).toEqual([1, 2]); // two 5s, no rus money: a tie
     expect(leaders([[1, 2], [2, 4]], 0, t)).toEqual([2]); // a rus grivna 5 beats a west goods 5 for rus goods
     expect(leaders([[1, 5], [2, 2]], 0, t)).toEqual([1, 2]); // west money is not the goods' origin: a tie
+  });
+
+  it("two picked cards make the split only when a legal template names them", () => {
+    const legal = [{ type: "split", warehouse: [0, 2] }, { type: "split", warehouse: [0, 5] }, { type: "offer", card: 2 }];
+    expect(splitFor(legal, [2, 0])).toEqual({ type: "split", warehouse: [0, 2] });
+    expect(splitFor(legal, [2, 5])).toBeNull();
+    expect(splitFor([], [0, 2])).toBeNull();
   });
 
   it("scores goods and money, each merchant doubling its origin", () => {

@@ -118,3 +118,12 @@ export function strikingCharter(log) {
   }
   return null;
 }
+
+/**
+ * The legal `split` template whose warehouse is exactly the cards `picked` (in any order), or nil.
+ * @param {Record<string, any>[]} legal @param {number[]} picked
+ */
+export function splitFor(legal, picked) {
+  const key = (/** @type {number[]} */ ids) => [...ids].sort((a, b) => a - b).join(",");
+  return legal.find((c) => c.type === "split" && key(c.warehouse) === key(picked)) ?? null;
+}

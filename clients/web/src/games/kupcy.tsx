@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { eventLog } from "../app/conn";
 import { Countdown } from "../app/countdown";
 import { who, type GameModule, type GameProps, type Pic } from "./common";
-import { cardTable, lastTrade, marketState, score, strikingCharter } from "./kupcy-rules.js";
+import { cardTable, lastTrade, marketState, score, splitFor, strikingCharter } from "./kupcy-rules.js";
 import { cards, charterName, commandLabel, describe, effectText, kupcyCard, ORIGIN_NAMES, COINS } from "./kupcy-words";
 
 const DEADLINES: [string, string][] = [["split", "split"], ["decide", "decision"], ["bid", "sealed offers"], ["stow", "stowing"]];
@@ -60,8 +60,7 @@ function Split({ pic, legal, act }: GameProps) {
   const [picked, setPicked] = useState<number[]>([]);
   const sp = pic.split;
   if (!sp) return null;
-  const key = [...picked].sort((a, b) => a - b).join(",");
-  const chosen = splits.find((c) => [...c.warehouse].sort((a: number, b: number) => a - b).join(",") === key);
+  const chosen = picked.length === 2 ? splitFor(legal, picked) : null;
   const toggle = (id: number) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length >= 2 ? [p[1], id] : [...p, id]));
   return (
     <section class="panel k-split-panel" aria-label="the opening split">
