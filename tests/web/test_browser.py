@@ -1,8 +1,11 @@
 """The web client against a real server: the Vitest-free half of its tests.
 
 * ``test_browser``: the page in headless Chromium (``clients/web/e2e/run.mjs``: a person joins from the lobby
-  and plays a Parsimonia game against a bot to the end, a reload resumes the seat, the organiser pauses the
-  table and the countdowns stop, a Gift of Tulips turn, a spectator whose frames hold no hidden information).
+  and plays a Parsimonia game against a bot to the end with clicks (bids, wins an auction, pairs drawn tourists,
+  ends turns), a reload resumes the seat, the organiser pauses the table and the countdowns stop, a Gift of
+  Tulips turn, a Kupcy game where the person splits with the keyboard alone, makes sealed offers, answers a tie
+  re-bid and sees the reveal, a phone-sized screen without sideways scrolling, and spectators and seats whose
+  frames hold no hidden information they may not see).
 * ``test_js_bot``: two copies of the README's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole
   Gift of Tulips game.
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { commandLabel, kupcyCard } from "../src/games/kupcy.tsx";
+import { commandLabel, describe as kupcyLine, effectText, kupcyCard } from "../src/games/kupcy-words.ts";
+import { lastTrade, leaders, marketState, score, splitFor, strikingCharter } from "../src/games/kupcy-rules.js";
 import { actionPoints, placeOf, rankAfterAdd } from "../src/games/tulips.tsx";
 import { parseSeatCode } from "../src/app/seatcode.ts";
 
@@ -21,14 +22,97 @@ describe("Gift of Tulips points (docs/rules/gift-of-tulips.md)", () => {
   });
 });
 
-describe("Kupcy labels", () => {
-  const pic = { cards: [[5, "goods", "rus", 3, null], [6, "merchant", "west", 0, null], [7, "charter", null, 0, "tax"]] };
-  it("names cards and concrete commands", () => {
-    expect(kupcyCard(pic, 5)).toBe("rus goods 3");
-    expect(kupcyCard(pic, 6)).toBe("west merchant");
-    expect(kupcyCard(pic, 7)).toBe("charter tax");
-    expect(commandLabel(pic, { type: "split", warehouse: [5, 6] })).toBe("Warehouse: rus goods 3, west merchant");
-    expect(commandLabel(pic, { type: "keep", where: "ship", out: 5 })).toBe("Into the ship, rus goods 3 to the warehouse");
+describe("Kupcy (docs/rules/kupcy.md)", () => {
+  // goods 0..3 (rus 3, rus 5, west 5, byzantium 7), money 4..5 (rus 5, west 5), merchants 6..7, a charter 8
+  const cards = [[0, "goods", "rus", 3, null], [1, "goods", "rus", 5, null], [2, "goods", "west", 5, null],
+    [3, "goods", "byzantium", 7, null], [4, "money", "rus", 5, null], [5, "money", "west", 5, null],
+    [6, "merchant", "rus", 0, null], [7, "merchant", "west", 0, null], [8, "charter", null, 0, "gambling_loss"]];
+  const pic = () => ({ cards, seats: [{ seat: 0, name: "Ada" }, { seat: 1, name: "Bo" }, { seat: 2, name: "Cy" }], seat_count: 3, seat: 0 });
+  const table = (p) => new Map(p.cards.map(([id, kind, origin, value, charter]) => [id, { id, kind, origin, value, charter }]));
+
+  it("names cards and concrete commands in words", () => {
+    const p = pic();
+    expect(kupcyCard(p, 0)).toBe("Rus goods 3");
+    expect(kupcyCard(p, 4)).toBe("Rus grivna 5");
+    expect(kupcyCard(p, 7)).toBe("the Western merchant");
+    expect(kupcyCard(p, 8)).toBe("the gambling loss charter");
+    expect(commandLabel(p, { type: "split", warehouse: [0, 6] })).toBe("Warehouse: Rus goods 3, the Rus merchant");
+    expect(commandLabel(p, { type: "keep", where: "ship", out: 0 })).toBe("Into the ship, Rus goods 3 to the warehouse");
+    expect(effectText({ zone: "warehouse", take: "choice", count: 2 })).toBe("pay 2 warehouse cards of one's choice");
+    expect(effectText({ zone: "ship", take: "random", count: 2 })).toBe("lose 2 ship cards at random");
+  });
+
+  it("compares offers: the merchant beats every price, then value, then money of the goods' origin", () => {
+    const t = table(pic());
+    expect(leaders([[1, 3], [2, 6]], 1, t)).toEqual([2]); // rus goods: the rus merchant beats a 7
+    expect(leaders([[1, 1], [2, 2]], 0, t)).toEqual([1, 2]); // two 5s, no rus money: a tie
+    expect(leaders([[1, 2], [2, 4]], 0, t)).toEqual([2]); // a rus grivna 5 beats a west goods 5 for rus goods
+    expect(leaders([[1, 5], [2, 2]], 0, t)).toEqual([1, 2]); // west money is not the goods' origin: a tie
+  });
+
+  it("two picked cards make the split only when a legal template names them", () => {
+    const legal = [{ type: "split", warehouse: [0, 2] }, { type: "split", warehouse: [0, 5] }, { type: "offer", card: 2 }];
+    expect(splitFor(legal, [2, 0])).toEqual({ type: "split", warehouse: [0, 2] });
+    expect(splitFor(legal, [2, 5])).toBeNull();
+    expect(splitFor([], [0, 2])).toBeNull();
+  });
+
+  it("scores goods and money, each merchant doubling its origin", () => {
+    const t = table(pic());
+    expect(score([0, 1, 2], t)).toBe(13);
+    expect(score([0, 1, 2, 6], t)).toBe(21);
+    expect(score([8, 7], t)).toBe(0);
+  });
+
+  it("a tie re-bid: the tied seats owe a new sealed offer, the earlier round is shown with its tie", () => {
+    const p = { ...pic(), sealed: null, market: { seller: 1, goods: 0, last_round: false, round: 2, offers: [[0, 1, 1], [2, 2, 1]],
+      seats: [0, 2], chosen: [2], deadline: 5000 } };
+    const m = marketState(p);
+    expect(m.rebid).toBe(true);
+    expect(m.owe).toBe(true);
+    expect(m.sealed).toEqual([{ seat: 0, offered: false }, { seat: 2, offered: true }]);
+    expect(m.rounds).toEqual([{ round: 1, offers: [[0, 1], [2, 2]], leaders: [0, 2] }]);
+    // once sealed, one's own offer shows (the private part), the others' never do
+    const sealed = marketState({ ...p, sealed: 3, market: { ...p.market, chosen: [0, 2] } });
+    expect(sealed.owe).toBe(false);
+    expect(sealed.mine).toBe(3);
+    // the seller owes nothing and holds no sealed offer
+    expect(marketState({ ...p, seat: 1 }).owe).toBe(false);
+    expect(marketState({ ...p, seat: 1, sealed: 4 }).mine).toBe(null);
+  });
+
+  it("the last trade's reveal from the log, until the next trade opens", () => {
+    const ev = (event) => ({ event });
+    const log = [ev({ type: "trade_opened", seller: 1, goods: 0, seats: [0, 2] }),
+      ev({ type: "offers_revealed", round: 1, offers: [[0, 1], [2, 2]], leaders: [0, 2], defaulted: [] }),
+      ev({ type: "rebid", round: 2, seats: [0, 2], dropped: [] }),
+      ev({ type: "offers_revealed", round: 2, offers: [[0, 3], [2, 4]], leaders: [0], defaulted: [2] }),
+      ev({ type: "trade_closed", seller: 1, goods: 0, winner: 0, to_seller: [1, 2, 3, 4], to_deck: [] }),
+      ev({ type: "stow_owed", seats: [0, 2] })];
+    const last = lastTrade(log);
+    expect(last.winner).toBe(0);
+    expect(last.rounds.map((r) => r.round)).toEqual([1, 2]);
+    expect(last.rounds[1].defaulted).toEqual([2]);
+    expect(lastTrade([...log, ev({ type: "trade_opened", seller: 2, goods: 3, seats: [0, 1] })])).toBeNull();
+    expect(lastTrade([])).toBeNull();
+  });
+
+  it("a charter shows while its turn lasts", () => {
+    const ev = (event) => ({ event });
+    const strike = { type: "charter", seat: 0, card: 8, charter: "gambling_loss", zone: "warehouse", lost: [], owed: { cards: 1 } };
+    const log = [ev({ type: "card_drawn", seat: 0, turn: 4, card: 8 }), ev(strike), ev({ type: "paid", seat: 0, card: 2 })];
+    expect(strikingCharter(log)).toBe(strike);
+    expect(strikingCharter([...log, ev({ type: "card_drawn", seat: 1, turn: 5 })])).toBeNull();
+  });
+
+  it("the log in words: a sealed offer hides its card from the others, a revealed tie says so", () => {
+    const p = pic();
+    expect(kupcyLine({ type: "offer_made", seat: 1 }, p)).toBe("Bo makes a sealed offer");
+    expect(kupcyLine({ type: "offer_made", seat: 0, round: 2, choice: 1 }, p)).toBe("Ada (you) makes a sealed offer: Rus goods 5 (re-bid round 2)");
+    expect(kupcyLine({ type: "offers_revealed", round: 1, offers: [[0, 1], [2, 2]], leaders: [0, 2] }, p))
+      .toBe("offers revealed (round 1, a tie): Ada (you) Rus goods 5, Cy Western goods 5");
+    expect(kupcyLine({ type: "charter", seat: 2, charter: "robbery", zone: "ship", lost: [0], owed: null }, p))
+      .toBe("robbery strikes Cy (ship): Rus goods 3 lost");
   });
 });
 

@@ -161,7 +161,7 @@ function View(props: GameProps) {
         <ul>{(pic.auctions ?? []).map((a: any) => <Auction key={a.id} {...props} a={a} />)}</ul>
       </section>
 
-      {my != null ? (
+      {my != null && (ready || endTurn || vote || quit || ["auction", "company_auction", "give"].some((k) => findLegal(legal, k).length)) ? (
         <section class="panel mine" aria-label="your moves">
           <div class="actions">
             {ready ? <button class="ready" onClick={() => act(ready)}>I'm done auctioning (ready)</button> : null}
