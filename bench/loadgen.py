@@ -26,6 +26,12 @@ moment its bidder's connection got the table's ``bid`` event for it; timer laten
 error, a malformed or unexpected message, a failed connect) and disconnects (any close not asked for).
 It also measures itself: its CPU share and how late bids went out against their schedule.
 
+``--kind`` names the server's protocol: ``ours``, ``bare`` (its subset, spoken by the bare baselines) or
+``colyseus`` (the same messages inside Colyseus's client protocol: matchmaking over HTTP, the room's join
+handshake, and room messages framed as ``bench/colyseus_dialect.py`` says). The dialect changes only how a
+seat gets to its table and how a frame is wrapped and recognised; the schedule, the measures and the
+counting are the same for every kind.
+
 It prints ``MEASURE_START`` and ``MEASURE_END`` when the measured window opens and closes (the harness
 samples the server's CPU then), and finally one line ``RESULT {json}``. Everything is bounded: setup by
 ``--setup-timeout``, the answers to the last bids by ``--drain``; then it closes every connection.
@@ -48,6 +54,7 @@ import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench import colyseus_dialect as colyseus  # noqa: E402
 from bench.stats import raise_nofile_limit, summarize  # noqa: E402
 
 try:
@@ -136,8 +143,14 @@ class Conn(WSListener):
         if gen.win_start <= t < gen.win_end:
             gen.delivered += 1
         payload = frame.get_payload_as_memoryview()
-        if not self.pending and self.table.conns[0] is not self and payload[1:12] == EVENT_PREFIX:
+        if not self.pending and self.table.conns[0] is not self and payload[gen.event_at] == gen.event_head:
             return  # an event this seat need not read: no bid of its own is waiting, another seat keeps the state
+        if gen.colyseus:
+            start = colyseus.body_start(payload)
+            if not start:
+                self.on_colyseus_frame(transport, payload)
+                return
+            payload = payload[start:]
         if not self.waiters and payload[1:11] == VIEW_PREFIX:
             return  # a view pushed after a change (with --views): counted as delivered, never read
         try:
@@ -173,10 +186,22 @@ class Conn(WSListener):
         elif typ != "view":
             gen.error(f"unexpected {typ} message")
 
+    def on_colyseus_frame(self, transport: Any, payload: memoryview) -> None:
+        """A Colyseus frame that is not a room message: the join handshake, or an error."""
+        if payload[0] == colyseus.JOIN_ROOM:
+            transport.send(WSMsgType.BINARY, colyseus.JOIN_ACK)  # the room then sends what it held: `joined`
+            return
+        text = colyseus.error_text(payload) if payload[0] == colyseus.ERROR else f"frame code {payload[0]}"
+        self.gen.error(f"colyseus {text}")
+        for fut in self.waiters.values():
+            if not fut.done():
+                fut.set_exception(RuntimeError(f"colyseus {text}"))
+        self.waiters.clear()
+
     # -- sending
 
     def send(self, message: dict[str, Any]) -> None:
-        self.transport.send(WSMsgType.BINARY, pack(message))
+        self.transport.send(WSMsgType.BINARY, self.gen.encode(message))
 
     async def request(self, kind: str, timeout: float, **fields: Any) -> dict[str, Any]:
         rid = self.gen.next_id()
@@ -194,6 +219,12 @@ class Generator:
         self.args = args
         self.url = args.url
         self.ours = args.kind == "ours"
+        self.colyseus = args.kind == "colyseus"
+        # the dialect: how a message is framed, and where an event frame shows what it is
+        self.encode = colyseus.frame if self.colyseus else pack
+        self.event_at, self.event_head = ((slice(0, len(colyseus.EVENT_HEAD)), colyseus.EVENT_HEAD) if self.colyseus
+                                          else (slice(1, 1 + len(EVENT_PREFIX)), EVENT_PREFIX))
+        self.ctrl: Conn | None = None
         self.quiet_every = args.quiet_every if self.ours else 0  # the bare servers have no timers
         self.rnd = random.Random(args.seed)
         self.ids = itertools.count(1)
@@ -326,7 +357,7 @@ class Generator:
         rid = self.next_id()
         conn.inflight[rid] = (BID, a.id, amount, t, in_window)
         conn.pending[(a.id, amount)] = (t, in_window)
-        conn.transport.send(WSMsgType.BINARY, pack(
+        conn.transport.send(WSMsgType.BINARY, self.encode(
             {"type": "act", "id": rid, "table": tb.id, "command": {"type": "bid", "auction": a.id, "amount": amount}}
         ))
         if in_window:
@@ -336,8 +367,39 @@ class Generator:
     # -- the run
 
     async def setup(self) -> float:
-        args = self.args
         start = now()
+        if self.colyseus:
+            await self.seat_colyseus()
+        else:
+            await self.seat_bare()
+        if self.ours:  # every table has started: learn the hands from one view each
+            limit = asyncio.Semaphore(self.args.connect_concurrency)
+
+            async def hands(tb: Table) -> None:
+                async with limit:
+                    conn = tb.conns[0]
+                    assert conn is not None
+                    view = await conn.request("view", 60, table=tb.id)
+                    for p in view["view"]["players"]:
+                        tb.hands[p["seat"]] = [r[0] for r in p["resources"]]
+
+            await asyncio.gather(*(hands(tb) for tb in self.tables))
+        else:  # the bare servers take any card id
+            for tb in self.tables:
+                tb.hands = [[seat * 100 + i for i in range(10)] for seat in range(SEATS)]
+        for tb in self.tables:
+            for seat in range(SEATS):
+                self.refill(tb, seat)
+        # wait until every first auction is open everywhere, so the server has no backlog from the
+        # setup when the warm-up starts (bounded by --setup-timeout, around this whole setup)
+        while any(any(tb.opening) for tb in self.tables):
+            await asyncio.sleep(0.05)
+        return now() - start
+
+    async def seat_bare(self) -> None:
+        """Our protocol (the bare servers speak its subset): a control connection creates the tables, then
+        every seat connects, says hello and joins."""
+        args = self.args
         ctrl_table = Table("-")
         _, ctrl = await ws_connect(lambda: Conn(self, ctrl_table), self.url, websocket_handshake_timeout=30)
         await ctrl.request("hello", 30, version=1, client="parsimonia-bench/ctrl")
@@ -369,27 +431,37 @@ class Generator:
                 await conn.request("join", 60, table=tb.id, name=f"bench{n}", views=args.views)
 
         await asyncio.gather(*(seat_one(tb, n) for n in range(SEATS) for tb in self.tables))
-        if self.ours:  # every table has started: learn the hands from one view each
-            async def hands(tb: Table) -> None:
-                async with limit:
-                    conn = tb.conns[0]
-                    assert conn is not None
-                    view = await conn.request("view", 60, table=tb.id)
-                    for p in view["view"]["players"]:
-                        tb.hands[p["seat"]] = [r[0] for r in p["resources"]]
 
-            await asyncio.gather(*(hands(tb) for tb in self.tables))
-        else:  # the bare servers take any card id
-            for tb in self.tables:
-                tb.hands = [[seat * 100 + i for i in range(10)] for seat in range(SEATS)]
-        for tb in self.tables:
-            for seat in range(SEATS):
-                self.refill(tb, seat)
-        # wait until every first auction is open everywhere, so the server has no backlog from the
-        # setup when the warm-up starts (bounded by --setup-timeout, around this whole setup)
-        while any(any(tb.opening) for tb in self.tables):
-            await asyncio.sleep(0.05)
-        return now() - start
+    async def seat_colyseus(self) -> None:
+        """Colyseus's matchmaking: the first seat of a table creates its room, the others join it by id; each
+        connects right after its reservation (a reservation expires in 15 s) and waits for its `joined`."""
+        limit = asyncio.Semaphore(self.args.connect_concurrency)
+        loop = asyncio.get_running_loop()
+
+        async def seat_one(tb: Table | None) -> Table:
+            rid = self.next_id()  # the room answers `joined` with it as `re`
+            async with limit:
+                if tb is None:
+                    reservation = await colyseus.reserve(self.url, "create", colyseus.ROOM, {"re": rid}, 60)
+                    tb = Table(reservation["roomId"])
+                else:
+                    reservation = await colyseus.reserve(self.url, "joinById", tb.id, {"re": rid}, 60)
+                joined = loop.create_future()
+
+                def conn(table: Table = tb) -> Conn:
+                    c = Conn(self, table)
+                    c.waiters[rid] = joined  # before the first frame can arrive
+                    return c
+
+                await ws_connect(conn, colyseus.room_url(self.url, reservation), websocket_handshake_timeout=60,
+                                 enable_auto_pong=True)
+                msg = await asyncio.wait_for(joined, 60)
+                if msg["type"] != "joined":
+                    raise RuntimeError(f"join refused: {msg.get('code')} {msg.get('message')}")
+            return tb
+
+        self.tables = list(await asyncio.gather(*(seat_one(None) for _ in range(self.args.tables))))
+        await asyncio.gather(*(seat_one(tb) for _ in range(1, SEATS) for tb in self.tables))
 
     async def storm(self) -> tuple[float, float]:
         args = self.args
@@ -452,7 +524,8 @@ class Generator:
     async def close(self) -> None:
         self.closing = True
         conns = [c for tb in self.tables for c in tb.conns if c is not None and c.transport is not None]
-        conns.append(self.ctrl)
+        if self.ctrl is not None:
+            conns.append(self.ctrl)
         for c in conns:
             try:
                 c.transport.send_close(WSCloseCode.OK)
@@ -547,7 +620,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", required=True)
-    parser.add_argument("--kind", choices=["ours", "bare"], default="ours")
+    parser.add_argument("--kind", choices=["ours", "bare", "colyseus"], default="ours",
+                        help="the server's protocol: ours, its bare subset, or the bare subset in Colyseus rooms")
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--rate", type=float, default=1000, help="bids per second, all seats together")
     parser.add_argument("--warmup", type=float, default=3.0)

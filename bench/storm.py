@@ -1,10 +1,10 @@
 """The "storm" benchmark: concurrent auctions over real WebSocket connections, and the sweep over it.
 
-    parsimonia bench --quick                   # T=10, three rates, all three servers: about a minute
+    parsimonia bench --quick                   # T=10, three rates, every default server: a minute or two
     parsimonia bench                           # the full sweep: T = 10, 100, 1000 and rising rates
     parsimonia bench --tables 100 --rates 500,1000 --servers parsimonia --duration 5
 
-Each run starts the server under test in its own process (ours, or one of the two bare baselines), then
+Each run starts the server under test in its own process (ours, or one of the bare baselines), then
 the load generator (``bench/loadgen.py``) in another, on loopback. The generator plays T tables of 6
 seats at an aggregate bid rate R (open loop) for a warm-up and a measured window; this process samples
 the server's CPU over that window from /proc, reads its peak RSS, and stops both processes. For each T
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -43,12 +44,15 @@ DEFAULT_TABLES = (10, 100, 1000)
 DEFAULT_RATES = (250, 375, 550, 800, 1200, 1800, 2700, 4000, 6000, 9000, 13500, 20000)
 QUICK_TABLES = (10,)
 QUICK_RATES = (250, 1000, 2000)
-SERVERS = ("parsimonia", "bare-trio", "bare-transport", "bare-websockets")
+SERVERS = ("parsimonia", "bare-trio", "bare-transport", "bare-websockets", "colyseus")
+BASELINES = SERVERS[1:]
+COLYSEUS = BENCH / "colyseus"  # a Node package: the baseline room and its pinned Colyseus
 # ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off); and
 # ours as shipped with every seat joined with views on (a view frame per seat after every change)
 OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views")
 ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "nojournal": "parsimonia-nojournal",
-           "views": "parsimonia-views", "trio": "bare-trio", "transport": "bare-transport", "websockets": "bare-websockets"}
+           "views": "parsimonia-views", "trio": "bare-trio", "transport": "bare-transport",
+           "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
 LOADGEN_LAG_LIMIT_MS = 20.0
 LOADGEN_CPU_LIMIT = 0.9
@@ -70,7 +74,26 @@ def server_command(name: str, port: int, data_dir: str) -> list[str]:
         return [sys.executable, str(BENCH / "baseline_transport.py"), "--port", str(port)]
     if name == "bare-websockets":
         return [sys.executable, str(BENCH / "baseline_websockets.py"), "--port", str(port)]
+    if name == "colyseus":
+        return ["node", str(COLYSEUS / "server.mjs"), "--port", str(port)]
     raise ValueError(f"unknown server {name!r}; choose from {', '.join((*SERVERS, *OURS[1:]))}")
+
+
+def install_colyseus() -> None:
+    """Install the Colyseus baseline's packages (``npm ci``) when they are missing or older than the lock
+    file; a ValueError with one line when node or npm is missing or the install fails."""
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            raise ValueError(f"the colyseus baseline needs {tool} (Node.js), which is not installed; "
+                             "install it, or leave colyseus out of --servers")
+    installed = COLYSEUS / "node_modules" / ".package-lock.json"
+    if installed.exists() and installed.stat().st_mtime >= (COLYSEUS / "package-lock.json").stat().st_mtime:
+        return
+    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=COLYSEUS,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ValueError(f"npm ci in {COLYSEUS} failed (exit {done.returncode}): {last}")
 
 
 @dataclass
@@ -146,7 +169,7 @@ def _warnings(f: Any) -> tuple[int, list[str]]:
 def run_one(cfg: Config, server: str, tables: int, rate: float) -> dict[str, Any]:
     """One storm run against a fresh server process; always stops both processes."""
     port = free_port()
-    kind = "ours" if server in OURS else "bare"
+    kind = "ours" if server in OURS else "colyseus" if server == "colyseus" else "bare"
     row: dict[str, Any] = {"server": server, "tables": tables, "connections": tables * 6, "rate": rate,
                            "loadavg_1m_before": round(os.getloadavg()[0], 2)}
     srv = gen = None
@@ -307,6 +330,8 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
     servers = tuple(ALIASES.get(s, s) for s in cfg.servers)
     for s in servers:
         server_command(s, 0, "")  # unknown names fail here, before anything starts
+    if "colyseus" in servers:
+        install_colyseus()
     report: dict[str, Any] = {
         "machine": machine(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -372,7 +397,7 @@ def ratios(capacity: dict[str, dict[str, Any]], detail: dict[str, dict[str, Any]
     def lower_bound(server: str, t: str) -> bool:
         return detail.get(server, {}).get(t, {}).get("limited_by") in ("max_rate", "loadgen")
 
-    for base in ("bare-trio", "bare-websockets"):
+    for base in BASELINES:
         if base not in capacity or "parsimonia" not in capacity:
             continue
         name = f"parsimonia/{base}"

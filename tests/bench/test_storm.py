@@ -1,4 +1,7 @@
-"""CI smoke run of the storm harness at tiny size: it starts, measures and stops; no speed is asserted."""
+"""CI smoke run of the storm harness at tiny size: it starts, measures and stops; no speed is asserted.
+
+The smoke run includes the Colyseus baseline, so it needs node and npm (the harness runs ``npm ci`` in
+bench/colyseus when its packages are missing)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import time
 
 import pytest
 
-from bench.storm import SERVERS, Config, capacity_of, sweep
+from bench.storm import BASELINES, SERVERS, Config, capacity_of, sweep
 from server.cli import build_parser
 
 RUN_FIELDS = (
@@ -17,7 +20,7 @@ RUN_FIELDS = (
 )
 
 
-def test_storm_smoke_all_three_servers(tmp_path):
+def test_storm_smoke_every_server(tmp_path):
     path = tmp_path / "storm.json"
     cfg = Config(tables=(1,), rates=(30,), servers=SERVERS, warmup=0.5, duration=1.5, drain=3.0, quiet_ms=300,
                  engine_games=1, json_path=str(path), plot_path=None)
@@ -41,7 +44,7 @@ def test_storm_smoke_all_three_servers(tmp_path):
     assert ours["timer_samples"] > 0 and ours["timer_late_max_ms"] is not None  # quiet-time closes were seen
     assert set(report["capacity"]) == set(SERVERS)
     assert all("1" in caps for caps in report["capacity"].values())
-    assert "parsimonia/bare-trio" in report["ratios"] and "parsimonia/bare-websockets" in report["ratios"]
+    assert set(report["ratios"]) == {f"parsimonia/{base}" for base in BASELINES}
     assert set(report["ratio_bounds"]) == set(report["ratios"])
     assert report["engine"]["games"] == 1
     assert any(line.startswith("capacity:") for line in lines)
@@ -72,3 +75,12 @@ def test_plot_writes_a_png(tmp_path):
 def test_cli_has_the_bench_command():
     args = build_parser().parse_args(["bench", "--quick", "--json", "x.json", "--servers", "ours,trio"])
     assert args.quick and args.json == "x.json" and args.servers == "ours,trio"
+
+
+def test_colyseus_without_node_is_one_clear_line(monkeypatch):
+    import bench.storm
+
+    monkeypatch.setattr(bench.storm.shutil, "which", lambda tool: None if tool == "node" else "/usr/bin/" + tool)
+    with pytest.raises(ValueError) as refused:
+        bench.storm.install_colyseus()
+    assert "needs node" in str(refused.value) and "\n" not in str(refused.value)
