@@ -58,4 +58,4 @@ bench: $(STAMP)
 	$(BIN)/parsimonia bench --quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(WEB)/node_modules $(WEB)/dist $(WEB_STAMP)
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(WEB)/node_modules $(WEB)/dist $(WEB_STAMP) bench/colyseus/node_modules
