@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -111,6 +111,7 @@ class Config:
     json_path: str | None = str(BENCH / "results" / "latest.json")
     plot_path: str | None = str(BENCH / "results" / "latest.png")
     quick: bool = False
+    start: dict[str, float] = field(default_factory=dict)  # server -> the rate its climb begins at
 
 
 # ---------------------------------------------------------------------------------------------- processes
@@ -352,6 +353,8 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
     for tables in cfg.tables:
         for server in servers:
             for rate in cfg.rates:
+                if rate < cfg.start.get(server, 0):
+                    continue
                 row = run_one(cfg, server, tables, rate)
                 runs.append(row)
                 out(format_row(row))
@@ -415,13 +418,16 @@ def summary(report: dict[str, Any], out: Callable[[str], None]) -> None:
     out("")
     out(f"capacity: highest rate (bids/s) with p99 < {P99_LIMIT_MS:g} ms and no errors, disconnects or lost bids")
     tables = sorted({int(t) for caps in report["capacity"].values() for t in caps})
-    w = max([16, *(len(n) + 2 for n in report["ratios"])])
+    w = max([16, *(len(n) + 2 for n in [*report["ratios"], *report["capacity"]])])
     out(f"{'server':<{w}}" + "".join(f"{'T=' + str(t):>14}" for t in tables))
     for server, caps in report["capacity"].items():
         cells = []
         for t in tables:
             detail = report.get("capacity_detail", {}).get(server, {}).get(str(t), {})
             rate = caps.get(str(t))
+            if str(t) not in caps:
+                cells.append(f"{'-':>14}")  # not run at this T
+                continue
             text = "none" if rate is None else f"{rate:g}"
             if detail.get("limited_by") in ("loadgen", "max_rate"):
                 text = f">={text}" if rate is not None else text
@@ -497,6 +503,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup", type=float, help="warm-up seconds per run (default 3; quick 1)")
     parser.add_argument("--servers", help=f"comma-separated, from {','.join((*SERVERS, *OURS[1:]))} (default: "
                         f"{','.join(SERVERS)})")
+    parser.add_argument("--start", metavar="SERVER=RATE,...",
+                        help="begin a server's climb at this rate, not the lowest (saves the runs far below its limit)")
     parser.add_argument("--quiet-ms", type=int, default=2000, help="auction quiet time on our server")
     parser.add_argument("--engine-games", type=int, help="engine-only games to time (default 100; quick 10; 0: skip)")
 
@@ -516,6 +524,13 @@ def config_from_args(args: argparse.Namespace) -> Config:
         cfg.warmup = args.warmup
     if args.servers:
         cfg.servers = tuple(ALIASES.get(s.strip(), s.strip()) for s in args.servers.split(","))
+    if args.start:
+        for item in args.start.split(","):
+            name, _, rate = item.partition("=")
+            try:
+                cfg.start[ALIASES.get(name.strip(), name.strip())] = float(rate)
+            except ValueError:
+                raise ValueError(f"--start takes SERVER=RATE items, not {item!r}") from None
     if args.engine_games is not None:
         cfg.engine_games = args.engine_games
     if args.json:

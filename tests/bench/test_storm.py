@@ -5,12 +5,13 @@ bench/colyseus when its packages are missing)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
 import pytest
 
-from bench.storm import BASELINES, SERVERS, Config, capacity_of, sweep
+from bench.storm import BASELINES, SERVERS, Config, add_arguments, capacity_of, config_from_args, sweep
 from server.cli import build_parser
 
 RUN_FIELDS = (
@@ -84,3 +85,10 @@ def test_colyseus_without_node_is_one_clear_line(monkeypatch):
     with pytest.raises(ValueError) as refused:
         bench.storm.install_colyseus()
     assert "needs node" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_servers_climb_begins_at_its_start_rate():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(["--start", "ours=2000,websockets=4000"]))
+    assert cfg.start == {"parsimonia": 2000.0, "bare-websockets": 4000.0}
