@@ -117,7 +117,9 @@ class HttpConnection:
             status_code=101, reason=b"Switching Protocols",
             headers=[(b"upgrade", b"websocket"), (b"connection", b"Upgrade"), (b"sec-websocket-accept", accept)],
         )))
-        return self._h11.trailing_data[0]
+        received = self._h11.trailing_data[0]
+        del self._h11  # HTTP is over on this connection: its state would only cost memory for the WebSocket's life
+        return received
 
     async def _refuse(self, response: Response) -> None:
         """Answer a request that cannot be served, then close. The client may still be sending (a body,
