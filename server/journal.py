@@ -35,7 +35,7 @@ from typing import Any, Callable
 import msgpack
 import trio
 
-from server import logs, metrics
+from server import faults, logs, metrics
 
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
@@ -157,10 +157,14 @@ class Journal:
         return data, self._appended
 
     def _write(self, data: bytes) -> None:
+        if faults.ACTIVE is not None:
+            faults.before_write(self.path, self._fd, data)
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
+        if faults.ACTIVE is not None:
+            faults.before_sync(self.path)
         if self.policy == "fsync":
             os.fsync(self._fd)
 

@@ -21,7 +21,7 @@ import trio
 from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
-from server import logs, metrics
+from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal
@@ -152,12 +152,14 @@ class Table(_Shell):
         under load, a seat gets one view for all the changes of a batch, not one per change."""
         started = time.perf_counter()
         match = self.match
-        was = match.state
+        was, first_seq = match.state, match.seq
         match.tick(now)
         for request in batch:
             refused = match.rejected
             was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
             match.handle(request.kind, request.conn, request.msg, now)
+            if request.kind == "resume" and faults.ACTIVE is not None:
+                faults.at("resume", self.id)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
             elif was_seated is not None:
@@ -171,18 +173,30 @@ class Table(_Shell):
         if was != match.state:
             self.log.info("table_" + ("started" if match.state == "running" else "ended"),
                           reason=(match.result or {}).get("reason"))
-        self._release(match.take_records(), match.take_frames())
+        self._release(match.take_records(), match.take_frames(), first_seq)
         metrics.observe_step((time.perf_counter() - started) * 1000)
 
-    def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
+    def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]],
+                 first_seq: int) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""
         if self.journal is None:
             _send_all(frames)
             return
         for record in records:
             self.journal.append(record)
+        if faults.ACTIVE is not None:
+            self._arm_kill(first_seq, records)
         if frames:
             self.journal.after_durable(lambda: _send_all(frames))
+
+    def _arm_kill(self, first_seq: int, records: list[dict[str, Any]]) -> None:
+        """The fault campaign's hook (server/faults.py): die once this step is durable, before it is sent."""
+        assert self.journal is not None
+        history = self.match.history
+        events = [e.type for _, _, e in history[len(history) - (self.match.seq - first_seq):]]
+        if faults.step_durable(self.id, events, [r["k"] for r in records]):
+            where = f"{self.id} event {self.match.seq}"
+            self.journal.after_durable(lambda: faults.kill(where))
 
     async def _close(self) -> None:
         """The game is over: answer what is still queued, finish the journal, hand over to the lobby."""
