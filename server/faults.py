@@ -15,6 +15,7 @@ On the ``N``-th one the fault fires, once. Actions and the points each applies t
            ``resume``       a ``resume`` request being handled, before its answer leaves
            ``write``        inside a journal write: the bytes written, ``fsync`` not yet called
            ``half-write``   inside a journal write: half of the bytes written
+           ``between-rounds``  ``parsimonia tournament``: a round's results stored, the next round not paired
 ``enospc`` / ``eio``  ``OSError`` (disk full / I/O error) from ``write`` or ``fsync`` of a journal
 
 Unset (the normal case), ``ACTIVE`` is None and each hook site costs one ``is None`` check.
@@ -35,7 +36,7 @@ ENV = "PARSIMONIA_FAULT"
 _SPEC = re.compile(r"^(?P<action>[a-z]+)@(?P<point>[a-z-]+)(?::(?P<arg>[a-z_]+))?(?::(?P<table>t\d+))?"
                    r"(?:#(?P<n>[1-9]\d*))?$")
 _POINTS = {
-    "kill": ("event", "record", "create", "resume", "write", "half-write"),
+    "kill": ("event", "record", "create", "resume", "write", "half-write", "between-rounds"),
     "enospc": ("write", "fsync"),
     "eio": ("write", "fsync"),
 }
@@ -118,11 +119,12 @@ def step_durable(table: str, events: list[str], records: list[str]) -> bool:
     return False
 
 
-def at(point: str, table: str) -> None:
-    """A point with no journal around it (``create``, ``resume``): kill there if it is the one."""
+def at(point: str, table: str | None = None) -> None:
+    """A point with no journal around it (``create``, ``resume`` of a table, ``between-rounds``): kill there
+    if it is the one."""
     assert ACTIVE is not None
     if ACTIVE.action == "kill" and ACTIVE.due(point, table):
-        kill(f"{point} {table}")
+        kill(point if table is None else f"{point} {table}")
 
 
 def before_write(path: str, fd: int, data: bytes) -> None:

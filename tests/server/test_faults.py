@@ -50,7 +50,7 @@ def test_serve_with_a_bad_fault_exits_2_with_one_line(capsys, monkeypatch, tmp_p
     code, out, err = run(capsys, "serve", "--port", "0", "--data", str(tmp_path))
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [f"parsimonia serve: {faults.ENV}='kill@nowhere': kill applies at event, "
-                                        "record, create, resume, write, half-write, not 'nowhere'"]
+                                        "record, create, resume, write, half-write, between-rounds, not 'nowhere'"]
 
 
 def test_unset_there_is_no_fault():
