@@ -10,8 +10,9 @@ Durability policies:
 * ``write``: durable once ``write`` returned: survives the server process dying, not a power cut.
 * ``off``: no journal (``Journal`` is not used at all).
 
-``after_durable(callback)`` runs ``callback`` once every record appended so far is durable; callbacks
-run in the order they were registered. The table holds back every acknowledgement and event until then.
+``after_durable(callback, on_failure)`` runs ``callback`` once every record appended so far is durable;
+callbacks run in the order they were registered. The table holds back every acknowledgement and event until
+then. If the journal fails first, ``on_failure`` (if given) runs instead, with the error.
 
 One ``Syncer`` serves every journal of a data directory: ``append`` only keeps the record in memory and
 marks the journal dirty; each round of the syncer takes what every dirty journal holds, writes (and
@@ -123,7 +124,7 @@ class Journal:
         self._pending: list[bytes] = []
         self._appended = 0
         self._durable = 0
-        self._callbacks: deque[tuple[int, Callable[[], None]]] = deque()
+        self._callbacks: deque[tuple[int, Callable[[], None], Callable[[OSError], None] | None]] = deque()
         self._syncer: Syncer | None = None
         self.syncs = 0
         self.closed = False
@@ -136,11 +137,15 @@ class Journal:
         self._appended += 1
         self._dirty()
 
-    def after_durable(self, callback: Callable[[], None]) -> None:
-        if self._durable >= self._appended:
+    def after_durable(self, callback: Callable[[], None],
+                      on_failure: Callable[[OSError], None] | None = None) -> None:
+        if self.failed is not None:
+            if on_failure is not None:
+                on_failure(self.failed)
+        elif self._durable >= self._appended:
             callback()
         else:
-            self._callbacks.append((self._appended, callback))
+            self._callbacks.append((self._appended, callback, on_failure))
 
     def finish(self) -> None:
         """No more records: the syncer closes the journal once what was appended is durable."""
@@ -178,6 +183,10 @@ class Journal:
         """Disk full, I/O error: nothing more is durable, nothing is acknowledged."""
         self.failed = exc
         self.close()
+        waiting, self._callbacks = self._callbacks, deque()
+        for _, _, on_failure in waiting:
+            if on_failure is not None:
+                on_failure(exc)
         if self.on_failure is not None:
             self.on_failure(exc)
 
