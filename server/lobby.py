@@ -95,7 +95,7 @@ class Lobby:
     def _finished(self, table: Table) -> None:
         """A table's task is over: keep it in the finished index; archive its journal once it is durable."""
         del self.live[table.id]
-        if table.stopped:  # its journal failed: it stays as it is, answering that it is stopped
+        if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
         done = FinishedTable(table.match, self.clock)
         self.tables[table.id] = done

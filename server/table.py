@@ -84,14 +84,14 @@ class Table(_Shell):
         self.inbox, self._inbox_out = trio.open_memory_channel[Request](INBOX_SIZE)
         self.log = logs.get(table=self.id, game=match.game_name)
         match.on_event = self._log_event
-        self.stopped = False  # the journal failed: nothing more is accepted or acknowledged
+        self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
 
     # ------------------------------------------------------------------ called from connections
 
     def submit(self, request: Request) -> None:
         """Queue a request for the table task; a full inbox is the sender's problem, never the table's."""
-        if self.stopped:
-            raise ProtocolError("internal", "this table's journal could not be written; the table is stopped")
+        if self.stopped is not None:
+            raise self._stopped_error()
         try:
             self.inbox.send_nowait(request)
         except trio.WouldBlock:
@@ -110,12 +110,17 @@ class Table(_Shell):
     def journal_failed(self, exc: OSError) -> None:
         """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
         self.log.error("journal_failed", error=str(exc))
-        self.stopped = True
-        notice = encode(messages.error(ProtocolError(
-            "internal", "this table's journal could not be written; the table is stopped"), table=self.id))
+        self.stopped = exc
+        notice = encode(messages.error(self._stopped_error(), table=self.id))
         for sub, _ in self.match.subscribers():
             sub.send(notice)
         self.inbox.close()
+
+    def _stopped_error(self) -> ProtocolError:
+        assert self.stopped is not None
+        why = self.stopped.strerror or str(self.stopped)
+        return ProtocolError("internal", f"this table's journal could not be written ({why}); the table is "
+                             "stopped until the server is restarted")
 
     # ------------------------------------------------------------------ the task
 
@@ -128,7 +133,7 @@ class Table(_Shell):
 
     async def _play(self) -> None:
         match = self.match
-        while match.state != OVER and not self.stopped:
+        while match.state != OVER and self.stopped is None:
             deadline = match.next_deadline()
             batch: list[Request] = []
             with trio.move_on_at(self.clock.to_trio(deadline)):
@@ -201,7 +206,7 @@ class Table(_Shell):
     async def _close(self) -> None:
         """The game is over: answer what is still queued, finish the journal, hand over to the lobby."""
         self.inbox.close()
-        if not self.stopped:
+        if self.stopped is None:
             async for request in self._inbox_out:
                 self._step(self.clock.now_ms(), [request])
         if self.on_finish is not None:
