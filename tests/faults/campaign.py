@@ -58,7 +58,7 @@ class Outcome:
     point: Point
     kills: int = 0
     acked: int = 0  # acknowledged commands, all seats, checked against the journal after every kill
-    lost: int = 0
+    lost: int = 0  # a lost one fails the test where it is found
     finished: bool = False
     digest_matched: bool = False
     journal_after_kill: list[int] = field(default_factory=list)  # records on disk after each kill
@@ -70,6 +70,7 @@ class Seat(Player):
     def __init__(self, seat: int, token: str, game: str) -> None:
         super().__init__(seat, token)
         self.player = make_player("greedy", 40 + seat, game)
+        self.notices: list[dict[str, Any]] = []  # error pushes (no `re`)
 
     async def play(self, client: RawClient) -> None:
         """Act on every fresh view until the result, or until the connection is gone. Events come without a
@@ -101,23 +102,40 @@ class Seat(Player):
                                            "command": command})
                     except AssertionError:  # the server went away as we sent: the crash
                         return
+            elif msg["type"] == "error" and msg.get("re") is None:
+                self.notices.append(msg)  # e.g. the table stopped: its journal could not be written
             elif in_flight is not None and msg.get("re") == in_flight[0]:
                 if msg["type"] == "ok":
                     self.acked.append(in_flight[1])
                 in_flight = None
 
 
+@dataclass
+class Game:
+    """One table of a run: its game, its seats as the players hold them."""
+
+    game: str
+    seed: int
+    table: str | None = None
+    players: list[Seat] = field(default_factory=list)
+    online: dict[int, bool] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return len(self.players) == SEATS and all(p.result is not None for p in self.players)
+
+
 class Run:
-    def __init__(self, tmp: Path, point: Point) -> None:
+    """Server processes on one data directory, one after the other, and the games played through them."""
+
+    def __init__(self, tmp: Path, point: Point | None = None, data: Path | None = None) -> None:
         self.tmp = tmp
         self.point = point
-        self.data = tmp / "data"
+        self.data = data or tmp / "data"
         self.port = free_port()
         self.procs = Processes(tmp)
-        self.players: list[Seat] = []
-        self.online: dict[int, bool] = {}
-        self.table: str | None = None
-        self.outcome = Outcome(point)
+        self.games: list[Game] = []
+        self.outcome = Outcome(point) if point is not None else None
 
     async def start(self, fault: str | None) -> trio.Process:
         """The server, armed with ``fault`` (None: clean), its output appended to serve.out / serve.err."""
@@ -131,28 +149,31 @@ class Run:
         return proc
 
     async def run(self) -> Outcome:
-        point = self.point
+        """The crash point: every start of the server but the last killed by its fault."""
+        point, outcome = self.point, self.outcome
+        assert point is not None and outcome is not None
+        game = Game(point.game, point.seed)
         try:
             server = await self.start(point.faults[0] if point.faults else None)
             await until_up(self.port)
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._seat_everyone, nursery)
+                nursery.start_soon(self.play, nursery, game, point.extra_create_after)
                 for n in range(1, len(point.faults) + 1):
                     with trio.fail_after(KILL_S):
                         code = await server.wait()
                     assert code == -signal.SIGKILL, f"the server ended with {code}, not killed by its fault"
-                    self.outcome.kills += 1
-                    self._check_after_kill()
+                    outcome.kills += 1
+                    if game.table is not None:
+                        outcome.journal_after_kill.append(self.check_acked(game))
                     server = await self.start(point.faults[n] if n < len(point.faults) else None)
-                with trio.fail_after(KILL_S):
-                    while len(self.players) < SEATS or any(p.result is None for p in self.players):
-                        assert server.returncode is None, "the server died unasked"
-                        await trio.sleep(0.05)
+                await self.until_finished(server)
                 nursery.cancel_scope.cancel()
         finally:
             await self.procs.kill_all()
-        self._check_end()
-        return self.outcome
+        outcome.acked = self.check_end(game)
+        outcome.finished = outcome.digest_matched = True
+        self.check_logs(fired=outcome.kills)
+        return outcome
 
     # ------------------------------------------------------------------ the clients
 
@@ -167,62 +188,68 @@ class Run:
                     raise
             await trio.sleep(0.05)
 
-    async def _seat_everyone(self, nursery: trio.Nursery) -> None:
-        point = self.point
-        created = await self._retry("organiser", "create", game=point.game, seats=SEATS, seed=point.seed,
-                                    time_scale=TIME_SCALE, options=OPTIONS[point.game])
+    async def play(self, nursery: trio.Nursery, game: Game, extra_create_after: int | None = None) -> None:
+        """Create ``game``'s table, take its seats one by one and play them to the end in ``nursery``, each
+        request sent again after a drop; with ``extra_create_after``, create another table once that many
+        seats are taken."""
+        self.games.append(game)
+        created = await self._retry("organiser", "create", game=game.game, seats=SEATS, seed=game.seed,
+                                    time_scale=TIME_SCALE, options=OPTIONS[game.game])
         assert created["type"] == "created", created
-        self.table = created["table"]
+        game.table = created["table"]
         for seat in range(SEATS):
-            if seat == point.extra_create_after:
-                other = await self._retry("organiser", "create", game=point.game, seats=SEATS, seed=1)
+            if seat == extra_create_after:
+                other = await self._retry("organiser", "create", game=game.game, seats=SEATS, seed=1)
                 assert other["type"] == "created", other
-            joined = await self._retry(f"p{seat}", "join", table=self.table, name=f"p{seat}")
+            joined = await self._retry(f"p{seat}", "join", table=game.table, name=f"p{seat}")
             assert joined["type"] == "joined" and joined["seat"] == seat, joined
-            self.players.append(Seat(seat, joined["token"], point.game))
-        for player in self.players:
-            nursery.start_soon(keep_seat, player, self.table, self.port, self.online)
+            game.players.append(Seat(seat, joined["token"], game.game))
+        for player in game.players:
+            nursery.start_soon(keep_seat, player, game.table, self.port, game.online)
+
+    async def until_finished(self, server: trio.Process) -> None:
+        with trio.fail_after(KILL_S):
+            while not self.games or not all(g.finished for g in self.games):
+                assert server.returncode is None, "the server died unasked"
+                await trio.sleep(0.05)
 
     # ------------------------------------------------------------------ the checks
 
-    def _journal(self) -> list[dict[str, Any]]:
-        assert self.table is not None
+    def journal(self, game: Game) -> list[dict[str, Any]]:
         for where in ("tables", "replays"):
-            path = self.data / where / f"{self.table}.journal"
+            path = self.data / where / f"{game.table}.journal"
             if path.exists():
                 return read_journal(str(path)).records
-        raise AssertionError(f"no journal for {self.table}")
+        raise AssertionError(f"no journal for {game.table}")
 
-    def _check_after_kill(self) -> None:
-        """What the kill left on disk holds every command acknowledged before it."""
-        if self.table is None:
-            return
-        records = self._journal()
-        self.outcome.journal_after_kill.append(len(records))
-        for player in self.players:
-            lost = not _subsequence(player.acked, commands_by_seat(records, player.seat))
-            self.outcome.lost += lost
-            assert not lost, f"seat {player.seat}: an acknowledged command is not in the journal"
+    def check_acked(self, game: Game) -> int:
+        """The journal on disk holds every command acknowledged so far; the number of its records."""
+        records = self.journal(game)
+        for player in game.players:
+            assert _subsequence(player.acked, commands_by_seat(records, player.seat)), \
+                f"{game.table} seat {player.seat}: an acknowledged command is not in the journal"
+        return len(records)
 
-    def _check_end(self) -> None:
-        assert self.table is not None
-        replay = self.data / "replays" / f"{self.table}.journal"
-        assert replay.exists(), "the finished game's journal did not become its replay file"
+    def check_end(self, game: Game) -> int:
+        """The game finished, its journal became its replay file holding every acknowledged command, and
+        replaying it gives the result (digest included) its seats were told. The number of those commands."""
+        replay = self.data / "replays" / f"{game.table}.journal"
+        assert replay.exists(), f"{game.table}: the finished game's journal did not become its replay file"
         records = read_journal(str(replay)).records
-        results = {str(p.result) for p in self.players}
-        assert len(results) == 1, "the seats saw different results"
-        result = self.players[0].result
+        result = game.players[0].result
+        assert all(p.result == result for p in game.players), "the seats were told different results"
         assert result is not None and records[-1]["k"] == "end"
         assert records[-1]["result"] == result, (records[-1]["result"], result)
-        self.outcome.finished = True
-        for player in self.players:
+        for player in game.players:
             assert _subsequence(player.acked, commands_by_seat(records, player.seat)), player.seat
-        self.outcome.acked = sum(len(p.acked) for p in self.players)
         lines: list[str] = []
         assert replay_file(str(replay), quiet=True, out=lines.append) == 0, lines
         assert Match.replay(records).result["digest"] == result["digest"]  # type: ignore[index]
-        self.outcome.digest_matched = True
+        return sum(len(p.acked) for p in game.players)
+
+    def check_logs(self, fired: int) -> None:
+        """Nothing set aside as corrupt, no traceback, and the faults fired as many times as meant."""
         assert not os.listdir(self.data / "corrupt"), os.listdir(self.data / "corrupt")
         err = (self.tmp / "serve.err").read_text()
         assert "Traceback" not in err, err[-3000:]
-        assert err.count("fault_fired") >= self.outcome.kills
+        assert err.count("fault_fired") == fired
