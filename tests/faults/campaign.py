@@ -26,6 +26,7 @@ from server.match import Match
 from server.replay import replay_file
 from tests.server.conftest import RawClient, connect, static_of
 from server.faults import ENV as FAULT_ENV
+from server.faults import parse
 from tests.server.test_crash import (ENV, ROOT, Processes, _subsequence, command, dropped, free_port, keep_seat,
                                      until_up)
 from tests.server.test_recovery import Player, commands_by_seat
@@ -51,17 +52,20 @@ class Point:
     faults: list[str]
     extra_create_after: int | None = None
     seed: int = 7
+    options: dict[str, Any] = field(default_factory=dict)  # over the game's OPTIONS
+    phase: str | None = None  # where the first kill must find the game on disk, e.g. "running/turns"
 
 
 @dataclass
 class Outcome:
     point: Point
     kills: int = 0
-    acked: int = 0  # acknowledged commands, all seats, checked against the journal after every kill
-    lost: int = 0  # a lost one fails the test where it is found
+    acked: int = 0  # acknowledged commands, all seats, checked against the journal after every kill (a lost one
+    # fails the test where it is found)
     finished: bool = False
     digest_matched: bool = False
     journal_after_kill: list[int] = field(default_factory=list)  # records on disk after each kill
+    phase_at_kill: list[str] = field(default_factory=list)  # the game's state and phase on disk after each kill
 
 
 class Seat(Player):
@@ -116,6 +120,7 @@ class Game:
 
     game: str
     seed: int
+    options: dict[str, Any] = field(default_factory=dict)
     table: str | None = None
     players: list[Seat] = field(default_factory=list)
     online: dict[int, bool] = field(default_factory=dict)
@@ -152,7 +157,7 @@ class Run:
         """The crash point: every start of the server but the last killed by its fault."""
         point, outcome = self.point, self.outcome
         assert point is not None and outcome is not None
-        game = Game(point.game, point.seed)
+        game = Game(point.game, point.seed, point.options)
         try:
             server = await self.start(point.faults[0] if point.faults else None)
             await until_up(self.port)
@@ -165,6 +170,8 @@ class Run:
                     outcome.kills += 1
                     if game.table is not None:
                         outcome.journal_after_kill.append(self.check_acked(game))
+                        outcome.phase_at_kill.append(self.check_hit(game, point.faults[n - 1]))
+                        assert n > 1 or point.phase in (None, outcome.phase_at_kill[0]), outcome.phase_at_kill
                     server = await self.start(point.faults[n] if n < len(point.faults) else None)
                 await self.until_finished(server)
                 nursery.cancel_scope.cancel()
@@ -194,7 +201,7 @@ class Run:
         seats are taken."""
         self.games.append(game)
         created = await self._retry("organiser", "create", game=game.game, seats=SEATS, seed=game.seed,
-                                    time_scale=TIME_SCALE, options=OPTIONS[game.game])
+                                    time_scale=TIME_SCALE, options={**OPTIONS[game.game], **game.options})
         assert created["type"] == "created", created
         game.table = created["table"]
         for seat in range(SEATS):
@@ -229,6 +236,16 @@ class Run:
             assert _subsequence(player.acked, commands_by_seat(records, player.seat)), \
                 f"{game.table} seat {player.seat}: an acknowledged command is not in the journal"
         return len(records)
+
+    def check_hit(self, game: Game, fault: str) -> str:
+        """A kill at an event left that event on disk (its step was durable); the table's state and phase."""
+        crashed = Match.replay(self.journal(game))
+        spec = parse(fault)
+        if spec.point == "event":
+            seen = sum(event.type == spec.arg for _, _, event in crashed.history)
+            assert seen >= spec.n, f"{fault}: {seen} such events on disk"
+        phase = crashed.engine.phase if crashed.engine is not None else None
+        return f"{crashed.state}/{phase}" if phase else crashed.state
 
     def check_end(self, game: Game) -> int:
         """The game finished, its journal became its replay file holding every acknowledged command, and
