@@ -85,6 +85,7 @@ class Table(_Shell):
         self.log = logs.get(table=self.id, game=match.game_name)
         match.on_event = self._log_event
         self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
+        self._dying = False  # server/faults.py: this table's last step is being made durable, then the kill
 
     # ------------------------------------------------------------------ called from connections
 
@@ -151,6 +152,8 @@ class Table(_Shell):
                 except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                     break
             self._step(now, batch)
+            if faults.ACTIVE is not None and self._dying:
+                await trio.sleep_forever()  # the fault's step is the last: it kills the process once durable
 
     def _step(self, now: int, batch: list[Request]) -> None:
         """The deadlines due, then every request of the batch in arrival order, then one round of views:
@@ -201,6 +204,7 @@ class Table(_Shell):
         events = [e.type for _, _, e in history[len(history) - (self.match.seq - first_seq):]]
         if faults.step_durable(self.id, events, [r["k"] for r in records]):
             where = f"{self.id} event {self.match.seq}"
+            self._dying = True
             self.journal.after_durable(lambda: faults.kill(where))
 
     async def _close(self) -> None:
