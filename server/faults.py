@@ -10,7 +10,8 @@ On the ``N``-th one the fault fires, once. Actions and the points each applies t
 ``kill``   SIGKILL of the server process (what ``kill -9`` does), at
            ``event:TYPE``   the step holding an event of that type, once its records are durable and before its
                             acknowledgements and events leave (the window where a crash loses the most); the
-                            table takes no step after it, so the journal ends with that step
+                            rest of its batch is not handled and the table takes no step after it, so the
+                            journal ends with that event's request
            ``record:KIND``  the same, for a step that journals a record of that kind (``join``, ``cmd``, ...)
            ``create``       a table being created: its journal opened, its first record not yet written
            ``resume``       a ``resume`` request being handled, before its answer leaves

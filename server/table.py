@@ -160,14 +160,20 @@ class Table(_Shell):
         under load, a seat gets one view for all the changes of a batch, not one per change."""
         started = time.perf_counter()
         match = self.match
-        was, first_seq = match.state, match.seq
+        was, seen = match.state, match.seq
         match.tick(now)
+        if faults.ACTIVE is not None:
+            seen = self._fault_check(seen)
         for request in batch:
+            if faults.ACTIVE is not None and self._dying:
+                break  # the rest of the batch is never handled: as if it had come after the kill
             refused = match.rejected
             was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
             match.handle(request.kind, request.conn, request.msg, now)
-            if request.kind == "resume" and faults.ACTIVE is not None:
-                faults.at("resume", self.id)
+            if faults.ACTIVE is not None:
+                if request.kind == "resume":
+                    faults.at("resume", self.id)
+                seen = self._fault_check(seen)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
             elif was_seated is not None:
@@ -181,11 +187,10 @@ class Table(_Shell):
         if was != match.state:
             self.log.info("table_" + ("started" if match.state == "running" else "ended"),
                           reason=(match.result or {}).get("reason"))
-        self._release(match.take_records(), match.take_frames(), first_seq)
+        self._release(match.take_records(), match.take_frames())
         metrics.observe_step((time.perf_counter() - started) * 1000)
 
-    def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]],
-                 first_seq: int) -> None:
+    def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""
         if self.journal is None:
             _send_all(frames)
@@ -193,18 +198,27 @@ class Table(_Shell):
         for record in records:
             self.journal.append(record)
         if faults.ACTIVE is not None:
-            self._arm_kill(first_seq, records)
+            self._arm_kill(records)
         if frames:
             self.journal.after_durable(lambda: _send_all(frames))
 
-    def _arm_kill(self, first_seq: int, records: list[dict[str, Any]]) -> None:
-        """The fault campaign's hook (server/faults.py): die once this step is durable, before it is sent."""
-        assert self.journal is not None
+    # ------------------------------------------------------------------ the fault campaign's hooks (server/faults.py)
+
+    def _fault_check(self, seen: int) -> int:
+        """Whether the events after ``seen`` reach the fault's point: then this step is the table's last."""
         history = self.match.history
-        events = [e.type for _, _, e in history[len(history) - (self.match.seq - first_seq):]]
-        if faults.step_durable(self.id, events, [r["k"] for r in records]):
-            where = f"{self.id} event {self.match.seq}"
+        events = [e.type for _, _, e in history[len(history) - (self.match.seq - seen):]]
+        if faults.step_durable(self.id, events, []):
             self._dying = True
+        return self.match.seq
+
+    def _arm_kill(self, records: list[dict[str, Any]]) -> None:
+        """The step's records are appended: die once they are durable, before what they cause is sent."""
+        assert self.journal is not None
+        if faults.step_durable(self.id, [], [r["k"] for r in records]):
+            self._dying = True
+        if self._dying:
+            where = f"{self.id} event {self.match.seq}"
             self.journal.after_durable(lambda: faults.kill(where))
 
     async def _close(self) -> None:

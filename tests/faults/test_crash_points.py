@@ -28,7 +28,8 @@ SHORT_OPENING = {"opening_ms": 1000}
 POINTS = [
     Point("parsimonia-first-auction", P, ["kill@event:auction_opened"], phase="running/opening"),
     Point("parsimonia-opening-bid", P, ["kill@event:bid#3"], phase="running/opening"),
-    Point("parsimonia-opening-ended", P, ["kill@event:opening_ended"], phase="running/opening_closing"),
+    # the opening ends into opening_closing while auctions are open, else straight into the turns
+    Point("parsimonia-opening-ended", P, ["kill@event:opening_ended"]),
     # a short opening (5 ms at this time scale): the 6th auction opens in the turns
     Point("parsimonia-auction-open", P, ["kill@event:auction_opened#6"], options=SHORT_OPENING, phase="running/turns"),
     Point("parsimonia-auction-closing", P, ["kill@event:auction_closed#6"], options=SHORT_OPENING,
