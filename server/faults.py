@@ -2,7 +2,7 @@
 
 One fault per server process, read once at start-up from ``PARSIMONIA_FAULT`` (``configure``)::
 
-    ACTION@POINT[:TABLE][#N]
+    ACTION@POINT[:ARG][:TABLE][#N]        e.g. kill@event:auction_opened#3, kill@half-write#30, eio@fsync:t2
 
 ``N`` (default 1) counts the occurrences of ``POINT`` in this process, of table ``TABLE``'s only when given.
 On the ``N``-th one the fault fires, once. Actions and the points each applies to:
@@ -12,7 +12,7 @@ On the ``N``-th one the fault fires, once. Actions and the points each applies t
                             acknowledgements and events leave (the window where a crash loses the most); the
                             rest of its batch is not handled and the table takes no step after it, so the
                             journal ends with that event's request
-           ``record:KIND``  the same, for a step that journals a record of that kind (``join``, ``cmd``, ...)
+           ``record:KIND``  once the step journaling a record of that kind (``join``, ``cmd``, ...) is durable
            ``create``       a table being created: its journal opened, its first record not yet written
            ``resume``       a ``resume`` request being handled, before its answer leaves
            ``write``        inside a journal write: the bytes written, ``fsync`` not yet called
