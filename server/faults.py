@@ -12,7 +12,6 @@ On the ``N``-th one the fault fires, once. Actions and the points each applies t
                             acknowledgements and events leave (the window where a crash loses the most); the
                             rest of its batch is not handled and the table takes no step after it, so the
                             journal ends with that event's request
-           ``record:KIND``  once the step journaling a record of that kind (``join``, ``cmd``, ...) is durable
            ``create``       a table being created: its journal opened, its first record not yet written
            ``resume``       a ``resume`` request being handled, before its answer leaves
            ``write``        inside a journal write: the bytes written, ``fsync`` not yet called
@@ -38,11 +37,11 @@ ENV = "PARSIMONIA_FAULT"
 _SPEC = re.compile(r"^(?P<action>[a-z]+)@(?P<point>[a-z-]+)(?::(?P<arg>[a-z_]+))?(?::(?P<table>t\d+))?"
                    r"(?:#(?P<n>[1-9]\d*))?$")
 _POINTS = {
-    "kill": ("event", "record", "create", "resume", "write", "half-write", "between-rounds"),
+    "kill": ("event", "create", "resume", "write", "half-write", "between-rounds"),
     "enospc": ("write", "fsync"),
     "eio": ("write", "fsync"),
 }
-_NEEDS_ARG = ("event", "record")
+_NEEDS_ARG = ("event",)
 _ERRNO = {"enospc": errno.ENOSPC, "eio": errno.EIO}
 
 
@@ -50,7 +49,7 @@ _ERRNO = {"enospc": errno.ENOSPC, "eio": errno.EIO}
 class Fault:
     action: str
     point: str
-    arg: str | None = None  # the event type or record kind
+    arg: str | None = None  # the event type
     table: str | None = None
     n: int = 1
     seen: int = 0
@@ -110,15 +109,11 @@ def _table_of(path: str) -> str:
 # ---------------------------------------------------------------------- the hooks (callers check ACTIVE first)
 
 
-def step_durable(table: str, events: list[str], records: list[str]) -> bool:
-    """Whether a table step with these event types and record kinds is the one to kill after it is durable."""
+def event_due(table: str, events: list[str]) -> bool:
+    """Whether these events of a table's step make it the one to kill once it is durable."""
     fault = ACTIVE
     assert fault is not None
-    if fault.point == "event":
-        return fault.due("event", table, events.count(fault.arg))  # type: ignore[arg-type]
-    if fault.point == "record":
-        return fault.due("record", table, records.count(fault.arg))  # type: ignore[arg-type]
-    return False
+    return fault.point == "event" and fault.due("event", table, events.count(fault.arg))  # type: ignore[arg-type]
 
 
 def at(point: str, table: str | None = None) -> None:

@@ -198,7 +198,7 @@ class Table(_Shell):
         for record in records:
             self.journal.append(record)
         if faults.ACTIVE is not None:
-            self._arm_kill(records)
+            self._arm_kill()
         if frames:
             self.journal.after_durable(lambda: _send_all(frames))
 
@@ -208,15 +208,14 @@ class Table(_Shell):
         """Whether the events after ``seen`` reach the fault's point: then this step is the table's last."""
         history = self.match.history
         events = [e.type for _, _, e in history[len(history) - (self.match.seq - seen):]]
-        if faults.step_durable(self.id, events, []):
+        if faults.event_due(self.id, events):
             self._dying = True
         return self.match.seq
 
-    def _arm_kill(self, records: list[dict[str, Any]]) -> None:
-        """The step's records are appended: die once they are durable, before what they cause is sent."""
+    def _arm_kill(self) -> None:
+        """The step's records are appended: if it is the fault's, die once they are durable, before what they
+        cause is sent."""
         assert self.journal is not None
-        if faults.step_durable(self.id, [], [r["k"] for r in records]):
-            self._dying = True
         if self._dying:
             where = f"{self.id} event {self.match.seq}"
             self.journal.after_durable(lambda: faults.kill(where))

@@ -21,7 +21,7 @@ def _no_fault_left():
 
 @pytest.mark.parametrize("text, fields", [
     ("kill@event:auction_opened#3", ("kill", "event", "auction_opened", None, 3)),
-    ("kill@record:join", ("kill", "record", "join", None, 1)),
+    ("kill@event:split_chosen:t3", ("kill", "event", "split_chosen", "t3", 1)),
     ("kill@half-write:t4#12", ("kill", "half-write", None, "t4", 12)),
     ("eio@fsync:t2", ("eio", "fsync", None, "t2", 1)),
     ("enospc@write#2", ("enospc", "write", None, None, 2)),
@@ -50,7 +50,7 @@ def test_serve_with_a_bad_fault_exits_2_with_one_line(capsys, monkeypatch, tmp_p
     code, out, err = run(capsys, "serve", "--port", "0", "--data", str(tmp_path))
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [f"parsimonia serve: {faults.ENV}='kill@nowhere': kill applies at event, "
-                                        "record, create, resume, write, half-write, between-rounds, not 'nowhere'"]
+                                        "create, resume, write, half-write, between-rounds, not 'nowhere'"]
 
 
 def test_unset_there_is_no_fault():
