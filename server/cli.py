@@ -77,6 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
     logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
     try:
         admin_token = _admin_token(args.admin_token_file)
+        _arm_fault()
     except (OSError, ValueError) as exc:
         print(f"parsimonia serve: {exc}", file=sys.stderr)
         return 2
@@ -105,6 +106,13 @@ def _serve(args: argparse.Namespace) -> int:
     except* KeyboardInterrupt:  # Ctrl-C is how a server is stopped
         pass
     return 0
+
+
+def _arm_fault() -> None:
+    """The fault campaign's hook (server/faults.py), from its environment variable; ValueError if bad."""
+    from server import faults
+
+    faults.configure(os.environ.get(faults.ENV))
 
 
 def _banner(host: str, port: int) -> str:
@@ -239,6 +247,7 @@ def _tournament(args: argparse.Namespace) -> int:
     logs.configure(level=logging.WARNING)
     try:
         admin_token = _admin_token(args.admin_token_file)
+        _arm_fault()
     except (OSError, ValueError) as exc:
         print(f"parsimonia tournament: {exc}", file=sys.stderr)
         return 2

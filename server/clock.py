@@ -13,6 +13,8 @@ import os
 
 import trio
 
+from server import logs
+
 HEARTBEAT_MS = 500
 
 
@@ -37,10 +39,25 @@ def read_heartbeat(path: str) -> int:
 
 
 async def keep_heartbeat(clock: ServerClock, path: str) -> None:
-    """Write the server time to ``path`` every ``HEARTBEAT_MS`` (write, then rename: never half a number)."""
+    """Write the server time to ``path`` every ``HEARTBEAT_MS`` (write, then rename: never half a number).
+
+    A disk that is full or failing does not stop the server: the operator is told once, when the heartbeat
+    stops being written and again when it is written again (meanwhile, the journals' records still tell a
+    restart where server time had got to)."""
     tmp = path + ".tmp"
+    log = logs.get(path=path)
+    failing = False
     while True:
-        with open(tmp, "w", encoding="ascii") as f:
-            f.write(str(clock.now_ms()))
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "w", encoding="ascii") as f:
+                f.write(str(clock.now_ms()))
+            os.replace(tmp, path)
+        except OSError as exc:
+            if not failing:
+                log.error("heartbeat_not_written", error=str(exc))
+            failing = True
+        else:
+            if failing:
+                log.warning("heartbeat_written_again")
+            failing = False
         await trio.sleep(HEARTBEAT_MS / 1000)

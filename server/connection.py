@@ -218,8 +218,8 @@ class Connection:
                 created = messages.reply("created", re, table=table.id)
                 if table.journal is None:
                     self.send(created)
-                else:  # acknowledged once the table's first record is on disk
-                    table.journal.after_durable(lambda: self.send(created))
+                else:  # acknowledged once the table's first record is on disk; refused if it cannot be
+                    table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
             else:
                 assert kind in TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])
@@ -230,6 +230,12 @@ class Connection:
         except ProtocolError as err:
             self._fail(err, re)
 
+
+    def _not_created(self, exc: OSError, re: int | None) -> None:
+        """The new table's first record could not be written (disk full, I/O error): no table for the client."""
+        self.send(messages.error(ProtocolError(
+            "internal", f"the table could not be created: its journal could not be written ({exc.strerror or exc})"),
+            re=re))
 
     def _may_create(self, msg: dict[str, Any]) -> None:
         if self.server.config.admin_token is not None:

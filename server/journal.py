@@ -10,8 +10,9 @@ Durability policies:
 * ``write``: durable once ``write`` returned: survives the server process dying, not a power cut.
 * ``off``: no journal (``Journal`` is not used at all).
 
-``after_durable(callback)`` runs ``callback`` once every record appended so far is durable; callbacks
-run in the order they were registered. The table holds back every acknowledgement and event until then.
+``after_durable(callback, on_failure)`` runs ``callback`` once every record appended so far is durable;
+callbacks run in the order they were registered. The table holds back every acknowledgement and event until
+then. If the journal fails first, ``on_failure`` (if given) runs instead, with the error.
 
 One ``Syncer`` serves every journal of a data directory: ``append`` only keeps the record in memory and
 marks the journal dirty; each round of the syncer takes what every dirty journal holds and, in one
@@ -45,7 +46,7 @@ from typing import Any, Callable
 import msgpack
 import trio
 
-from server import logs, metrics
+from server import faults, logs, metrics
 
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
@@ -134,7 +135,7 @@ class Journal:
         self._pending: list[bytes] = []
         self._appended = 0
         self._durable = 0
-        self._callbacks: deque[tuple[int, Callable[[], None]]] = deque()
+        self._callbacks: deque[tuple[int, Callable[[], None], Callable[[OSError], None] | None]] = deque()
         self._syncer: Syncer | None = None
         self.syncs = 0
         self.closed = False
@@ -147,11 +148,15 @@ class Journal:
         self._appended += 1
         self._dirty()
 
-    def after_durable(self, callback: Callable[[], None]) -> None:
-        if self._durable >= self._appended:
+    def after_durable(self, callback: Callable[[], None],
+                      on_failure: Callable[[OSError], None] | None = None) -> None:
+        if self.failed is not None:
+            if on_failure is not None:
+                on_failure(self.failed)
+        elif self._durable >= self._appended:
             callback()
         else:
-            self._callbacks.append((self._appended, callback))
+            self._callbacks.append((self._appended, callback, on_failure))
 
     def finish(self) -> None:
         """No more records: the syncer closes the journal once what was appended is durable."""
@@ -168,10 +173,14 @@ class Journal:
         return data, self._appended
 
     def _write(self, data: bytes) -> None:
+        if faults.ACTIVE is not None:
+            faults.before_write(self.path, self._fd, data)
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
+        if faults.ACTIVE is not None:
+            faults.before_sync(self.path)  # the round's sync comes next: a kill here, or an fsync error
 
     def _sync(self) -> None:
         os.fsync(self._fd)
@@ -186,6 +195,10 @@ class Journal:
         """Disk full, I/O error: nothing more is durable, nothing is acknowledged."""
         self.failed = exc
         self.close()
+        waiting, self._callbacks = self._callbacks, deque()
+        for _, _, on_failure in waiting:
+            if on_failure is not None:
+                on_failure(exc)
         if self.on_failure is not None:
             self.on_failure(exc)
 

@@ -16,7 +16,7 @@ import trio
 from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
-from server import logs
+from server import faults, logs
 from server.clock import ServerClock
 from server.games import GAMES
 from server.match import Match, ReplayMismatch
@@ -64,6 +64,8 @@ class Lobby:
         if self.data is not None:
             journal = self.data.open_journal(match.id)
             journal.append(match.header())
+            if faults.ACTIVE is not None:
+                faults.at("create", match.id)
         table = Table(match, self.clock, journal)
         self._open(table)
         return table
@@ -93,7 +95,7 @@ class Lobby:
     def _finished(self, table: Table) -> None:
         """A table's task is over: keep it in the finished index; archive its journal once it is durable."""
         del self.live[table.id]
-        if table.stopped:  # its journal failed: it stays as it is, answering that it is stopped
+        if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
         done = FinishedTable(table.match, self.clock)
         self.tables[table.id] = done

@@ -455,6 +455,7 @@ class Match:
                 if _replayable(match.result) != _replayable(record["result"]):
                     raise ReplayMismatch(f"record {n}: the replay ended with {match.result}, "
                                          f"the journal says {record['result']}")
+                _adopt_result(match, record["result"])
                 continue
             try:
                 REPLAY_STEPS[kind](match, record)
@@ -463,6 +464,15 @@ class Match:
         match._records.clear()
         match._frames.clear()
         return match
+
+
+def _adopt_result(match: Match, recorded: dict[str, Any]) -> None:
+    """The result as it was recorded, with what a replay cannot count (refused commands): a table recovered
+    after its end tells its seats the result they would have been told. The dict is the one the result event
+    holds, so the event says it too."""
+    assert match.result is not None
+    match.result.update(recorded)
+    match.rejected = recorded.get("rejected", match.rejected)
 
 
 def _replay_cmd(match: Match, r: dict[str, Any]) -> None:

@@ -76,6 +76,9 @@ class DataDir:
             path = os.path.join(self.tables, name)
             try:
                 read = read_journal(path)
+                if not read.valid_bytes:  # not one whole record
+                    self._drop_unborn(name, path)
+                    continue
                 if not read.records or read.records[0].get("k") != "table":
                     raise JournalCorrupt(f"{path}: no table record at its start")
             except JournalCorrupt as exc:
@@ -85,6 +88,14 @@ class DataDir:
                 self.log.warning("journal_torn_tail_dropped", journal=name, kept_bytes=read.valid_bytes)
             out.append(Recovered(name.removesuffix(".journal"), read.records, read.valid_bytes, read.torn))
         return out
+
+    def _drop_unborn(self, name: str, path: str) -> None:
+        """A journal with no whole record: a crash came while its table was being created, before its first
+        record was durable, so the creation was never acknowledged (``created`` waits for it). Nothing in it
+        can be trusted or lost: it goes, with a warning, rather than to ``corrupt`` for a person to look at."""
+        size = os.path.getsize(path)
+        os.remove(path)
+        self.log.warning("journal_never_created_dropped", journal=name, bytes=size)
 
     def set_aside(self, name: str, why: str) -> None:
         os.replace(os.path.join(self.tables, name), os.path.join(self.corrupt, name))

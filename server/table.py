@@ -21,7 +21,7 @@ import trio
 from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
-from server import logs, metrics
+from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal
@@ -84,14 +84,15 @@ class Table(_Shell):
         self.inbox, self._inbox_out = trio.open_memory_channel[Request](INBOX_SIZE)
         self.log = logs.get(table=self.id, game=match.game_name)
         match.on_event = self._log_event
-        self.stopped = False  # the journal failed: nothing more is accepted or acknowledged
+        self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
+        self._dying = False  # server/faults.py: this table's last step is being made durable, then the kill
 
     # ------------------------------------------------------------------ called from connections
 
     def submit(self, request: Request) -> None:
         """Queue a request for the table task; a full inbox is the sender's problem, never the table's."""
-        if self.stopped:
-            raise ProtocolError("internal", "this table's journal could not be written; the table is stopped")
+        if self.stopped is not None:
+            raise self._stopped_error()
         try:
             self.inbox.send_nowait(request)
         except trio.WouldBlock:
@@ -110,12 +111,17 @@ class Table(_Shell):
     def journal_failed(self, exc: OSError) -> None:
         """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
         self.log.error("journal_failed", error=str(exc))
-        self.stopped = True
-        notice = encode(messages.error(ProtocolError(
-            "internal", "this table's journal could not be written; the table is stopped"), table=self.id))
+        self.stopped = exc
+        notice = encode(messages.error(self._stopped_error(), table=self.id))
         for sub, _ in self.match.subscribers():
             sub.send(notice)
         self.inbox.close()
+
+    def _stopped_error(self) -> ProtocolError:
+        assert self.stopped is not None
+        why = self.stopped.strerror or str(self.stopped)
+        return ProtocolError("internal", f"this table's journal could not be written ({why}); the table is "
+                             "stopped until the server is restarted")
 
     # ------------------------------------------------------------------ the task
 
@@ -128,7 +134,7 @@ class Table(_Shell):
 
     async def _play(self) -> None:
         match = self.match
-        while match.state != OVER and not self.stopped:
+        while match.state != OVER and self.stopped is None:
             deadline = match.next_deadline()
             batch: list[Request] = []
             with trio.move_on_at(self.clock.to_trio(deadline)):
@@ -146,18 +152,28 @@ class Table(_Shell):
                 except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                     break
             self._step(now, batch)
+            if faults.ACTIVE is not None and self._dying:
+                await trio.sleep_forever()  # the fault's step is the last: it kills the process once durable
 
     def _step(self, now: int, batch: list[Request]) -> None:
         """The deadlines due, then every request of the batch in arrival order, then one round of views:
         under load, a seat gets one view for all the changes of a batch, not one per change."""
         started = time.perf_counter()
         match = self.match
-        was = match.state
+        was, seen = match.state, match.seq
         match.tick(now)
+        if faults.ACTIVE is not None:
+            seen = self._fault_check(seen)
         for request in batch:
+            if faults.ACTIVE is not None and self._dying:
+                break  # the rest of the batch is never handled: as if it had come after the kill
             refused = match.rejected
             was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
             match.handle(request.kind, request.conn, request.msg, now)
+            if faults.ACTIVE is not None:
+                if request.kind == "resume":
+                    faults.at("resume", self.id)
+                seen = self._fault_check(seen)
             if request.kind == "act":
                 metrics.count_command(refused=match.rejected > refused)
             elif was_seated is not None:
@@ -181,13 +197,33 @@ class Table(_Shell):
             return
         for record in records:
             self.journal.append(record)
+        if faults.ACTIVE is not None:
+            self._arm_kill()
         if frames:
             self.journal.after_durable(lambda: _send_all(frames))
+
+    # ------------------------------------------------------------------ the fault campaign's hooks (server/faults.py)
+
+    def _fault_check(self, seen: int) -> int:
+        """Whether the events after ``seen`` reach the fault's point: then this step is the table's last."""
+        history = self.match.history
+        events = [e.type for _, _, e in history[len(history) - (self.match.seq - seen):]]
+        if faults.event_due(self.id, events):
+            self._dying = True
+        return self.match.seq
+
+    def _arm_kill(self) -> None:
+        """The step's records are appended: if it is the fault's, die once they are durable, before what they
+        cause is sent."""
+        assert self.journal is not None
+        if self._dying:
+            where = f"{self.id} event {self.match.seq}"
+            self.journal.after_durable(lambda: faults.kill(where))
 
     async def _close(self) -> None:
         """The game is over: answer what is still queued, finish the journal, hand over to the lobby."""
         self.inbox.close()
-        if not self.stopped:
+        if self.stopped is None:
             async for request in self._inbox_out:
                 self._step(self.clock.now_ms(), [request])
         if self.on_finish is not None:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 import trio
 
 from clients.sdk import ServerError
-from server import logs
+from server import faults, logs
 from server.app import Server, ServerConfig
 from server.dirlock import DirLock
 from server.tournament.bots import run_bot_process
@@ -86,6 +86,8 @@ class Director:
         while True:
             snap = self.store.load()
             if snap.between_rounds:
+                if faults.ACTIVE is not None and snap.rounds:
+                    faults.at("between-rounds")
                 await self._publish(snap)
                 if snap.rounds_left == 0:
                     self.store.set_state("finished")

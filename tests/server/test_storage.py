@@ -73,7 +73,7 @@ async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recove
         write_journal(data.journal_path(f"t{n}"), table_records(f"t{n}", seed=n))
     corrupt_middle(data.journal_path("t2"))
     with open(data.journal_path("t4"), "wb"):
-        pass  # created, but its first record never reached the disk
+        pass  # created, but its first record never reached the disk: dropped (see the next test)
     write_journal(data.journal_path("t5"), [*table_records("t5"),  # a command the rules refuse at that point
                                             {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "end_turn"}}])
     write_journal(data.journal_path("t6"), table_records("t6")[1:])  # no table record at its start
@@ -83,10 +83,10 @@ async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recove
     with capture_logs() as logged:
         server = await start_server(data_dir=str(tmp_path))
     assert sorted(server.lobby.tables) == ["t1", "t3"]
-    assert names(data.corrupt) == ["t2.journal", "t4.journal", "t5.journal", "t6.journal"]
+    assert names(data.corrupt) == ["t2.journal", "t5.journal", "t6.journal"]
     assert names(data.tables) == ["notes.txt", "t1.journal", "t3.journal"]
     set_aside = {e["journal"]: e for e in logged if e["event"] == "journal_set_aside"}
-    assert sorted(set_aside) == ["t2.journal", "t4.journal", "t5.journal", "t6.journal"]
+    assert sorted(set_aside) == ["t2.journal", "t5.journal", "t6.journal"]
     assert all(e["log_level"] == "error" and e["why"] for e in set_aside.values())
     assert "checksum" in set_aside["t2.journal"]["why"] and "does not replay" in set_aside["t5.journal"]["why"]
 
@@ -102,6 +102,26 @@ async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recove
         assert (await ada.request("view", table="t2"))["code"] == "no_such_table"
         # new tables are numbered after every journal the directory holds, the corrupt ones included
         assert await create_table(ada, 2) == "t7"
+
+
+async def test_a_journal_with_no_whole_record_is_a_creation_cut_short_and_is_dropped(start_server, tmp_path,
+                                                                                       autojump_clock):
+    """A crash while a table was created (tests/faults: table-being-created) leaves its journal empty or with
+    half of its first record: never acknowledged, so dropped with a warning, not set aside as corrupt."""
+    data = layout(tmp_path)
+    write_journal(data.journal_path("t1"), table_records("t1"))
+    with open(data.journal_path("t2"), "wb"):
+        pass
+    write_journal(data.journal_path("t3"), [], tail=encode_record(table_records("t3")[0])[:-7])
+    with capture_logs() as logged:
+        server = await start_server(data_dir=str(tmp_path))
+    assert sorted(server.lobby.tables) == ["t1"]
+    assert names(data.tables) == ["t1.journal"] and names(data.corrupt) == []
+    dropped = [e for e in logged if e["event"] == "journal_never_created_dropped"]
+    assert [(e["journal"], e["log_level"]) for e in dropped] == [("t2.journal", "warning"), ("t3.journal", "warning")]
+    assert not [e for e in logged if e["log_level"] == "error"]
+    async with connect(server, "ada") as ada:
+        assert await create_table(ada, 2) == "t2"  # nobody was ever told of the dropped ones
 
 
 async def test_a_torn_tail_is_dropped_and_the_journal_grows_after_it(start_server, tmp_path, autojump_clock):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import trio
-
 import os
+
+import trio
 
 from server import journal as journal_module
 from server.journal import Journal, Syncer, read_journal
@@ -156,3 +156,27 @@ async def test_a_failed_syncfs_that_no_fsync_explains_fails_the_whole_round(tmp_
             await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
     assert acknowledged == [] and sorted(failures) == sorted(j.path for j in journals)
+
+
+async def test_what_waits_for_a_journal_that_fails_is_told_the_error_instead(tmp_path):
+    """A ``created`` held back for a table's first record becomes a refusal when the record cannot be written
+    (found by tests/faults/test_disk.py: the client of a create on a full disk was never answered)."""
+    syncer = Syncer()
+    bad = syncer.add(Journal(str(tmp_path / "t1.journal"), "write"))
+
+    def disk_full(data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    bad._write = disk_full  # type: ignore[method-assign]
+    told: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        bad.append({"k": "table", "id": "t1"})
+        bad.after_durable(lambda: told.append("durable"), lambda exc: told.append(exc.strerror))
+        bad.after_durable(lambda: told.append("durable, no failure callback"))
+        with trio.fail_after(5):
+            while bad.failed is None:
+                await trio.sleep(0.001)
+        bad.after_durable(lambda: told.append("durable"), lambda exc: told.append(f"late: {exc.strerror}"))
+        nursery.cancel_scope.cancel()
+    assert told == ["No space left on device", "late: No space left on device"]

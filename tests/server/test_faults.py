@@ -1,0 +1,82 @@
+"""The fault campaign's hook (server/faults.py): its one environment variable, read once, and how a fault
+counts its point before it fires once. The faults themselves are exercised in tests/faults."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+
+from server import faults
+from server.journal import Journal, encode_record, read_journal
+from tests.server.test_cli import run
+
+
+@pytest.fixture(autouse=True)
+def _no_fault_left():
+    yield
+    faults.configure(None)
+
+
+@pytest.mark.parametrize("text, fields", [
+    ("kill@event:auction_opened#3", ("kill", "event", "auction_opened", None, 3)),
+    ("kill@event:split_chosen:t3", ("kill", "event", "split_chosen", "t3", 1)),
+    ("kill@half-write:t4#12", ("kill", "half-write", None, "t4", 12)),
+    ("eio@fsync:t2", ("eio", "fsync", None, "t2", 1)),
+    ("enospc@write#2", ("enospc", "write", None, None, 2)),
+])
+def test_a_fault_names_an_action_a_point_and_a_count(text, fields):
+    f = faults.parse(text)
+    assert (f.action, f.point, f.arg, f.table, f.n) == fields
+
+
+@pytest.mark.parametrize("text, says", [
+    ("kill", "give ACTION@POINT"),
+    ("boom@write", "no action 'boom'"),
+    ("eio@create", "eio applies at write, fsync"),
+    ("kill@event", "event needs a type"),
+    ("kill@write:bid", "write takes no argument"),
+    ("kill@write#0", "give ACTION@POINT"),
+])
+def test_a_bad_fault_is_one_clear_error(text, says):
+    with pytest.raises(ValueError) as info:
+        faults.parse(text)
+    assert says in str(info.value) and "\n" not in str(info.value)
+
+
+def test_serve_with_a_bad_fault_exits_2_with_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv(faults.ENV, "kill@nowhere")
+    code, out, err = run(capsys, "serve", "--port", "0", "--data", str(tmp_path))
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [f"parsimonia serve: {faults.ENV}='kill@nowhere': kill applies at event, "
+                                        "create, resume, write, half-write, between-rounds, not 'nowhere'"]
+
+
+def test_unset_there_is_no_fault():
+    faults.configure("")
+    assert faults.ACTIVE is None
+    faults.configure(None)
+    assert faults.ACTIVE is None
+
+
+def test_a_fault_fires_once_at_the_nth_occurrence_of_its_point_at_its_table():
+    f = faults.parse("eio@write:t2#3")
+    assert [f.due("write", "t1"), f.due("fsync", "t2"), f.due("write", "t2"), f.due("write", "t2")] == [False] * 4
+    assert f.due("write", "t2") and not f.due("write", "t2")
+    counted = faults.parse("kill@event:bid#3")
+    assert not counted.due("event", "t1", 2) and counted.due("event", "t9", 1)
+
+
+def test_an_injected_fsync_error_fails_that_write_and_the_bytes_stay_written(tmp_path):
+    """The journal's hooks: eio@fsync raises from the write of the journal it names; the next write is clean."""
+    faults.configure("eio@fsync:t1")
+    journal = Journal(str(tmp_path / "t1.journal"))
+    record = encode_record({"k": "table", "id": "t1"})
+    with pytest.raises(OSError) as info:
+        journal._write(record)
+    assert info.value.errno == errno.EIO
+    journal._write(record)
+    journal.close()
+    assert len(read_journal(str(tmp_path / "t1.journal")).records) == 2
+    assert os.path.getsize(tmp_path / "t1.journal") == 2 * len(record)
