@@ -122,6 +122,7 @@ class Table(_Shell):
 
     async def run(self) -> None:
         match = self.match
+        _forget_old_events(match)  # a recovered match was replayed with all its events
         self.log.info("table_open", seats=match.seat_count, taken=len(match.seats), state=match.state)
         if match.state != OVER:
             await self._play()
