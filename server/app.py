@@ -49,6 +49,7 @@ class Server:
         self.port: int | None = None
         self.connections: dict[int, Connection] = {}
         self._per_ip: Counter[str] = Counter()
+        self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
         self.started = 0.0
         self.log = logs.get()
@@ -104,11 +105,23 @@ class Server:
         finally:
             await trio.aclose_forcefully(stream)
 
+    def _strike_out(self, ip: str) -> None:
+        """``ip``'s connection was closed for flooding: it waits ``strikeout_s`` before the next. The
+        expired entries go first, so the map holds only the addresses of the last ``strikeout_s``."""
+        now = trio.current_time()
+        for address in [a for a, until in self._struck_out.items() if until <= now]:
+            del self._struck_out[address]
+        self._struck_out[ip] = now + self.config.client.strikeout_s
+
     async def _websocket(self, http: HttpConnection, request: h11.Request, sock: socket.socket, ip: str,
                          peer: str) -> None:
         if self._per_ip[ip] >= self.config.client.connections_per_ip:
             self.log.warning("connection_refused", peer=ip, why="too many connections from this address")
             await http.respond(request, text(429, "too many connections from this address\n"), close=True)
+            return
+        if self._struck_out.get(ip, 0.0) > trio.current_time():
+            await http.respond(request, text(429, "this address flooded the server; wait and connect again\n"),
+                               close=True)
             return
         received = await http.switch_to_websocket(request)
         cfg = self.config
@@ -121,6 +134,8 @@ class Server:
             try:
                 await conn.serve()
             finally:
+                if conn.struck_out:
+                    self._strike_out(ip)
                 del self.connections[conn.id]
                 self._per_ip[ip] -= 1
                 if not self._per_ip[ip]:

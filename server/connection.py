@@ -6,7 +6,7 @@ client may reconnect and resume its seat.
 
 What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second
 (token buckets; a frame over the rate is answered ``rate_limited`` and dropped, and a run of such
-frames closes the connection), tables created, the time to say hello, and silence (a quiet client is
+frames closes the connection, after which its address may not connect again for ``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is
 pinged, then closed if it does not answer).
 """
 
@@ -50,6 +50,7 @@ class Connection:
         self._messages = TokenBucket(self.client.messages_per_s, self.client.burst_s, now)
         self._bytes = TokenBucket(self.client.bytes_per_s, self.client.burst_s, now)
         self._strikes = 0
+        self.struck_out = False  # closed for a run of rate-limit strikes (its address then waits, server.app)
         self._pinged_at: float | None = None  # when the idle client was pinged, until it is heard again
         self.created = 0
         self.client_name = ""
@@ -156,6 +157,7 @@ class Connection:
             if not (self._messages.take(1, now) and self._bytes.take(len(frame), now)):
                 self._strikes += 1
                 fatal = self._strikes >= self.client.strikes
+                self.struck_out = fatal
                 self._fail(ProtocolError("rate_limited", "over this connection's message or byte rate; the "
                                          "message was dropped", fatal=fatal), None)
                 continue

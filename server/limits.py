@@ -11,6 +11,8 @@ class ClientLimits:
     bytes_per_s: float = 256 * 1024
     burst_s: float = 2.0
     strikes: int = 20  # rate-limit errors in a row before the connection is closed
+    # and its address may then open no WebSocket for this long (429): reconnecting does not buy a fresh burst
+    strikeout_s: float = 10.0
     connections_per_ip: int = 256
     tables_per_client: int = 16  # tables one connection may create
     hello_timeout_s: float = 10.0

@@ -7,7 +7,8 @@ a step takes well under one) and are exported in seconds, as Prometheus expects.
 Per-frame figures (frames and bytes in and out) are plain integers in ``traffic``, bumped on the hot
 path, and turned into counters only when scraped: a prometheus_client counter takes a lock per
 ``inc``, which at tens of thousands of frames a second would cost more than the frames themselves.
-Tables by game and state and open connections are read from the lobby at scrape time (``render``).
+Tables by game and state and open connections are read from the lobby at scrape time (``render``), and so
+is the number of trio tasks alive in the process (a leak of tasks shows there first).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections import Counter as Tally
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import trio
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
@@ -93,15 +95,27 @@ def observe_journal_sync(ms: float) -> None:
     _SYNC.observe(ms / 1000)
 
 
+def live_tasks() -> int:
+    """The trio tasks alive in this run, the one asking included (walked from the root task)."""
+    count, pending = 0, [trio.lowlevel.current_root_task()]
+    while pending:
+        task = pending.pop()
+        count += 1
+        pending.extend(child for nursery in task.child_nurseries for child in nursery.child_tasks)
+    return count
+
+
 class _Live:
-    """What is true at scrape time: open connections, tables by game and state."""
+    """What is true at scrape time: open connections, trio tasks, tables by game and state."""
 
     def __init__(self, connections: int, tables: Iterable[dict[str, Any]]) -> None:
         self.connections = connections
+        self.tasks = live_tasks()
         self.tables = Tally((t["game"], t["state"]) for t in tables)
 
     def collect(self) -> Iterator[Metric]:
         yield GaugeMetricFamily("parsimonia_connections", "Open WebSocket connections.", value=self.connections)
+        yield GaugeMetricFamily("parsimonia_tasks", "Trio tasks alive in the server process.", value=self.tasks)
         tables = GaugeMetricFamily("parsimonia_tables", "Tables held, by game and state.", labels=["game", "state"])
         for (game, state), n in sorted(self.tables.items()):
             tables.add_metric([game, state], n)

@@ -7,7 +7,8 @@ client can stall a table. With a journal, every frame a step causes (the acknowl
 views) is held back until the records that step wrote are durable.
 
 A finished table's task ends once its journal is finished; the lobby then keeps it as a ``FinishedTable``
-(the match without its history), which still answers watch, view and resume with the result.
+(the match without its history), which still answers watch, view and resume with the result. A live
+table keeps only its last events in memory too, as many as a resume may replay (``_forget_old_events``).
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ class Table(_Shell):
 
     async def run(self) -> None:
         match = self.match
+        _forget_old_events(match)  # a recovered match was replayed with all its events
         self.log.info("table_open", seats=match.seat_count, taken=len(match.seats), state=match.state)
         if match.state != OVER:
             await self._play()
@@ -188,6 +190,7 @@ class Table(_Shell):
             self.log.info("table_" + ("started" if match.state == "running" else "ended"),
                           reason=(match.result or {}).get("reason"))
         self._release(match.take_records(), match.take_frames())
+        _forget_old_events(match)
         metrics.observe_step((time.perf_counter() - started) * 1000)
 
     def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
@@ -260,3 +263,12 @@ class FinishedTable(_Shell):
 
     def detach(self, conn: "Connection") -> None:
         self.match.detach(conn)
+
+
+def _forget_old_events(match: Match) -> None:
+    """A live match keeps at most ``2 * REPLAY_LIMIT`` events in memory, trimmed to the last
+    ``REPLAY_LIMIT`` when it has more: a resume further behind gets a fresh view instead of the events
+    (``Match._on_resume``), so the older ones serve no one, and a table that plays on for hours (a long
+    opening of many bids) would otherwise grow without bound. The journal keeps every one."""
+    if len(match.history) > 2 * REPLAY_LIMIT:
+        del match.history[: len(match.history) - REPLAY_LIMIT]

@@ -225,7 +225,7 @@ async def test_a_message_flood_is_rate_limited_then_closed_while_others_keep_a_f
     """Bound: for at least a second, waves of four flooders at once (each sending up to 2000 pings as
     fast as it can, far over 20 messages per second; at most 200 waves) are refused and thrown out, and
     meanwhile another client's ping round trip, measured on trio's real clock, stays under 250 ms."""
-    limits = ClientLimits(messages_per_s=20, burst_s=2.0, strikes=30)
+    limits = ClientLimits(messages_per_s=20, burst_s=2.0, strikes=30, strikeout_s=0)  # waves from one address
     server = await start_server(client=limits)
     round_trips: list[float] = []
     flooders: list[RawClient] = []
@@ -338,6 +338,24 @@ async def test_an_idle_client_that_answers_pings_stays_and_one_that_does_not_is_
 
 
 # ------------------------------------------------------------------ per-address and per-client limits
+
+
+async def test_an_address_closed_for_flooding_waits_before_it_may_connect_again(start_server, autojump_clock):
+    """Else a flooder that reconnects after every close gets a fresh burst each time (docs/reliability.md)."""
+    limits = ClientLimits(messages_per_s=20, burst_s=1.0, strikes=5, strikeout_s=3.0)
+    server = await start_server(client=limits)
+    async with connect(server, "flooder") as flooder:
+        with pytest.raises(ConnectionClosed):
+            for i in range(400):  # at one instant of trio's clock: no token comes back meanwhile
+                await flooder.send({"type": "ping", "id": i})
+        assert (await flooder.wait_closed(timeout=5)).code == 1008
+    with pytest.raises(ConnectionRejected) as info:
+        async with connect(server, "again"):
+            pass
+    assert info.value.status_code == 429 and b"flooded" in (info.value.body or b"")
+    await trio.sleep(3.0)
+    async with connect(server, "later") as client:  # the wait is over
+        assert (await client.request("ping"))["type"] == "pong"
 
 
 async def test_connections_over_the_per_address_limit_are_refused_with_429(start_server, autojump_clock):

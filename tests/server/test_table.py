@@ -10,6 +10,7 @@ import trio
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from tests.server.conftest import BANK, SHORT, RawClient, connect, create_table, join, play_seat, url, walk
+from server import match as match_module, table as table_module
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 
 RESULT_KEYS = {"game", "seed", "players", "over", "reason", "winners", "scores", "dollars", "company_dollars", "turns",
@@ -53,6 +54,32 @@ async def test_full_game_of_reference_bots_ends_with_same_result_for_every_bot(s
     assert result["digest"] == t.match.engine.digest()
     # every bot saw the last event
     assert all(b.seat.last_seq == t.match.seq for b in bots)
+
+
+async def test_a_live_table_keeps_only_the_events_a_resume_may_replay(server, autojump_clock, monkeypatch):
+    """A table that plays on and on (here: 30 bids in a long opening) does not keep its whole history in
+    memory, and a seat that resumes within the replay limit still gets every event it missed."""
+    for module in (match_module, table_module):
+        monkeypatch.setattr(module, "REPLAY_LIMIT", 5)
+    options = {"opening_ms": 3_600_000, "game_ms": 7_200_000, "quiet_ms": 600_000}
+    async with connect(server, "seller") as seller, connect(server, "bidder") as bidder:
+        table = await create_table(seller, 2, seed=5, options=options)
+        await join(seller, table, views=False)
+        token = (await join(bidder, table, views=False))["token"]
+        view = await seller.request("view", table=table)
+        (me,) = [p for p in view["view"]["players"] if p["seat"] == 0]
+        assert (await act(seller, table, type="auction", card=me["resources"][0][0], start_price=0))["type"] == "ok"
+        auction = (await seller.event("auction_opened"))["event"]["auction"]["id"]
+        for amount in range(1, 31):
+            assert (await act(bidder, table, type="bid", auction=auction, amount=amount))["type"] == "ok"
+        match = server.lobby.tables[table].match
+        assert match.seq > 30 and len(match.history) <= 10 and match.history[-1][0] == match.seq
+        async with connect(server, "bidder again") as again:
+            resumed = await again.request("resume", table=table, token=token, last_seq=match.seq - 4, views=False)
+            assert resumed["type"] == "resumed"
+            missed = [await again.next() for _ in range(4)]
+    assert [m["seq"] for m in missed] == list(range(match.seq - 3, match.seq + 1))
+    assert [m["event"]["amount"] for m in missed] == [27, 28, 29, 30]
 
 
 # ------------------------------------------------------------------ turn deadlines

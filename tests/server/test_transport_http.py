@@ -145,6 +145,21 @@ async def test_healthz_and_metrics_count_tables_and_connections(server, autojump
     assert token not in text and token not in json.dumps(health)
 
 
+def gauge(text: str, name: str) -> float:
+    (line,) = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return float(line.split()[1])
+
+
+async def test_metrics_count_the_tasks_alive_and_they_fall_back_when_connections_close(server, autojump_clock):
+    before = gauge((await get(server, "/metrics"))[2].decode(), "parsimonia_tasks")
+    async with connect(server, "a"), connect(server, "b"):
+        during = gauge((await get(server, "/metrics"))[2].decode(), "parsimonia_tasks")
+    await trio.sleep(5)  # the connections' close handshakes are over
+    after = gauge((await get(server, "/metrics"))[2].decode(), "parsimonia_tasks")
+    assert before > 0 and during >= before + 2  # a task per connection at least
+    assert after == before
+
+
 # ------------------------------------------------------------------ the admin listing
 
 

@@ -1,0 +1,262 @@
+"""The flooders, each run in a process of its own so that their work does not slow the normal table's
+client (tests/faults/test_floods.py starts them):
+
+    python -m tests.faults.flood KIND --port PORT --count N --seconds S
+
+KIND is one of:
+
+All come from 127.0.0.2 (``idle``: from .2 upwards), as another host would: the server's bounds per address
+then fall on the flooder, not on the normal table's clients.
+
+* ``rate``: one client sending pings as fast as its socket takes them, reading every answer; it
+  reconnects whenever the server closes it. Reports the pongs per second it got (its rate limit) and the
+  ``rate_limited`` errors and closes.
+* ``handshakes``: N connections that never finish their handshake: a third send nothing, a third half a
+  request head, a third a whole WebSocket upgrade but never ``hello``. Reports how many the server closed
+  and the longest one held.
+* ``slowloris``: N connections trickling a WebSocket upgrade's head one byte a second. Reports as above.
+* ``stalled``: a client with a small receive buffer that watches a table and asks for its view at just
+  under the rate limit, and never reads; again after each time the server drops it. Reports the drops and
+  the seconds to each.
+* ``idle``: N connections through the whole handshake and ``hello``, then silent, spread over source
+  addresses 127.0.0.2, 127.0.0.3, ... (at most ``PER_ADDRESS`` each, under the server's per-address bound).
+  Reports how many were opened and how many were still open at the end (the server answers none of them
+  with a close before ``idle_ping_s``; keep S under it).
+
+Each prints ``READY`` once its flood is on (for ``idle``: once all N are open), then, after S seconds,
+one line ``RESULT {json}``, and closes everything it opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import select
+import socket
+import sys
+
+import msgpack
+import trio
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, RejectConnection, Request
+
+PER_ADDRESS = 200
+FROM = "127.0.0.2"  # the flooder's own address (the normal table and the accept checks come from 127.0.0.1)
+UPGRADE = (b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
+           b"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n")
+pack = msgpack.Packer(use_bin_type=True).pack
+
+
+class Client:
+    """A bare WebSocket client over wsproto: enough to flood with, nothing more."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.ws = WSConnection(ConnectionType.CLIENT)
+        self.closed = False
+
+    @classmethod
+    async def open(cls, port: int, source: str = FROM, rcvbuf: int | None = None) -> "Client":
+        sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        await sock.bind((source, 0))
+        await sock.connect(("127.0.0.1", port))
+        client = cls(trio.SocketStream(sock))
+        await client.stream.send_all(client.ws.send(Request(host="127.0.0.1", target="/")))
+        while True:
+            event = await client.next_event()
+            if isinstance(event, AcceptConnection):
+                return client
+            if isinstance(event, RejectConnection) or event is None:
+                await client.stream.aclose()
+                raise ConnectionRefusedError("the server refused the WebSocket handshake")
+
+    async def next_event(self) -> object | None:
+        """The next wsproto event (pings answered on the way), None once the connection is over."""
+        while True:
+            for event in self.ws.events():
+                if isinstance(event, Ping):
+                    await self.stream.send_all(self.ws.send(event.response()))
+                    continue
+                if isinstance(event, CloseConnection):
+                    self.closed = True
+                    return None
+                return event
+            try:
+                data = await self.stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            if not data:
+                self.closed = True
+                return None
+            self.ws.receive_data(data)
+
+    async def next_message(self) -> dict | None:
+        while (event := await self.next_event()) is not None:
+            if isinstance(event, BytesMessage):
+                return msgpack.unpackb(event.data)
+        return None
+
+    def frame(self, message: dict) -> bytes:
+        return self.ws.send(BytesMessage(data=pack(message)))
+
+    async def send(self, message: dict) -> None:
+        await self.stream.send_all(self.frame(message))
+
+    async def hello(self, name: str) -> None:
+        await self.send({"type": "hello", "id": 0, "version": 1, "client": name})
+        welcome = await self.next_message()
+        assert welcome is not None and welcome["type"] == "welcome", welcome
+
+
+async def rate(args: argparse.Namespace, result: dict) -> None:
+    result.update(sent=0, pongs=0, rate_limited=0, closes=0)
+    print("READY", flush=True)
+    while True:
+        try:
+            client = await Client.open(args.port)
+            await client.hello("flood-rate")
+        except OSError:
+            await trio.sleep(0.1)
+            continue
+        batch = b"".join(client.frame({"type": "ping", "id": n}) for n in range(100))
+
+        async def read() -> None:
+            while (msg := await client.next_message()) is not None:
+                if msg["type"] == "pong":
+                    result["pongs"] += 1
+                elif msg.get("code") == "rate_limited":
+                    result["rate_limited"] += 1
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read)
+            try:
+                while not client.closed:
+                    await client.stream.send_all(batch)
+                    result["sent"] += 100
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        result["closes"] += 1
+        await client.stream.aclose()
+
+
+async def _held(port: int, opening: bytes, trickle: bool, result: dict) -> None:
+    """One connection that never finishes its handshake; how long until the server closes it."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port, local_address=FROM)
+    started = trio.current_time()
+    async with stream:
+        try:
+            if trickle:
+                async with trio.open_nursery() as nursery:
+                    async def drip() -> None:
+                        for i in range(len(UPGRADE) - 2):  # the head's last CRLF never comes
+                            await stream.send_all(UPGRADE[i:i + 1])
+                            await trio.sleep(1)
+
+                    nursery.start_soon(drip)
+                    while await stream.receive_some(65536):
+                        pass
+                    nursery.cancel_scope.cancel()
+            else:
+                if opening:
+                    await stream.send_all(opening)
+                while await stream.receive_some(65536):
+                    pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+    result["closed_by_server"] += 1
+    result["longest_held_s"] = max(result["longest_held_s"], round(trio.current_time() - started, 2))
+
+
+async def held(args: argparse.Namespace, result: dict, trickle: bool) -> None:
+    result.update(opened=0, closed_by_server=0, longest_held_s=0.0)
+    openings = [b"", UPGRADE[: len(UPGRADE) // 2], UPGRADE]
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(_held, args.port, openings[n % 3], trickle, result)
+            result["opened"] += 1
+            if n % 50 == 49:
+                await trio.sleep(0.01)  # under the listen backlog
+        print("READY", flush=True)
+
+
+async def stalled(args: argparse.Namespace, result: dict) -> None:
+    result.update(drops=0, seconds_to_drop=[], asked=0)
+    print("READY", flush=True)
+    while True:
+        client = await Client.open(args.port, rcvbuf=4096)
+        await client.hello("flood-stalled")
+        await client.send({"type": "watch", "id": 1, "table": args.table, "views": False})
+        started = trio.current_time()
+        try:
+            n = 2
+            while True:  # nothing reads from here on
+                await client.send({"type": "view", "id": n, "table": args.table})
+                result["asked"] += 1
+                n += 1
+                await trio.sleep(1 / 150)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            result["drops"] += 1
+            result["seconds_to_drop"].append(round(trio.current_time() - started, 2))
+        await client.stream.aclose()
+
+
+async def idle(args: argparse.Namespace, result: dict) -> None:
+    result.update(opened=0, refused=0, still_open=0)
+    clients: list[Client] = []
+    limit = trio.Semaphore(64)
+
+    async def one(n: int) -> None:
+        async with limit:
+            try:
+                client = await Client.open(args.port, source=f"127.0.0.{2 + n // PER_ADDRESS}")
+                await client.hello("flood-idle")
+            except (OSError, AssertionError):
+                result["refused"] += 1
+                return
+        clients.append(client)
+        result["opened"] += 1
+
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(one, n)
+    result["open_s"] = round(trio.current_time() - started, 2)
+    print("READY", flush=True)
+    await trio.sleep(args.seconds)
+    for client in clients:
+        # an open idle connection has nothing to read; a closed one has its end (or a close frame first)
+        poll = select.poll()
+        poll.register(client.stream.socket.fileno(), select.POLLIN)
+        result["still_open"] += not poll.poll(0)
+        client.stream.socket.close()
+
+
+async def main(args: argparse.Namespace) -> None:
+    result: dict = {"kind": args.kind}
+    if args.kind == "idle":
+        await idle(args, result)
+    else:
+        with trio.move_on_after(args.seconds):
+            if args.kind == "rate":
+                await rate(args, result)
+            elif args.kind == "stalled":
+                await stalled(args, result)
+            else:
+                await held(args, result, trickle=args.kind == "slowloris")
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.faults.flood")
+    parser.add_argument("kind", choices=["rate", "handshakes", "slowloris", "stalled", "idle"])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--table", default="", help="the table the stalled client watches")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    trio.run(main, parse(sys.argv[1:]))
