@@ -69,7 +69,7 @@ async def test_kill_9_loses_no_acknowledged_command_and_the_game_finishes(point:
     assert outcome.finished and outcome.digest_matched and outcome.acked > 0
 
 
-@pytest.mark.skipif(not FULL, reason="the whole campaign only (make faults)")
+@pytest.mark.full_campaign
 @pytest.mark.xfail(strict=True, reason="a durable join whose reply is lost leaves its seat to nobody (see JOIN_LOST)")
 async def test_a_join_whose_reply_a_crash_lost_gets_its_seat_back(tmp_path):
     await Run(tmp_path, JOIN_LOST).run()
@@ -92,7 +92,7 @@ BOT = ('bot = ["parsimonia", "bot", "greedy", "--seed", "{seed}", "--name", "{{n
        '"--table", "{{table}}", "--token", "{{token}}"]')
 
 
-@pytest.mark.skipif(not FULL, reason="the whole campaign only (make faults)")
+@pytest.mark.full_campaign
 async def test_kill_9_of_a_tournament_between_rounds_plays_each_round_once_to_the_end(tmp_path):
     """``parsimonia tournament`` (director and server in one process) killed once round 1's results are stored
     and round 2 is not paired yet; the same command again plays round 2 alone, and every game's replay file

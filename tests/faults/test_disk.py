@@ -124,7 +124,7 @@ def fill(path: Path) -> int:
     return written
 
 
-@pytest.mark.skipif(not FULL, reason="the whole campaign only (make faults)")
+@pytest.mark.full_campaign
 async def test_a_full_data_directory_stops_the_tables_that_write_and_after_freeing_space_a_restart_recovers(
         tmp_path, small_disk):
     run = Run(tmp_path, data=small_disk / "data")
