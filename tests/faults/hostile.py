@@ -44,7 +44,7 @@ class Known:
     """What a hostile client could know or guess, kept up to date by the harness: table ids (and each
     one's game), the seat it holds and that seat's legal commands, a token of its own, the admin token."""
 
-    tables: dict[str, str] = field(default_factory=dict)  # id -> game
+    tables: dict[str, str] = field(default_factory=dict)  # id -> game ("" when not known)
     own_table: str | None = None
     own_token: str | None = None
     legal: list[dict[str, Any]] = field(default_factory=list)
