@@ -25,7 +25,7 @@ from protocol.messages import SERVER_PUSHES, SERVER_REPLIES
 from server.games import GAMES
 from tests.faults.conftest import scale
 from tests.faults.hostile import Hostile, Known
-from tests.faults.wsclient import Closed, HostileSocket, violation
+from tests.faults.wsclient import Closed, HostileSocket, http_get, violation
 from tests.server.test_crash import Processes, free_port, until_up
 
 FRAMES = scale(10_000, 100_000)
@@ -178,16 +178,6 @@ class Campaign:
         await sock.aclose()
 
 
-async def http_get(port: int, path: str) -> bytes:
-    stream = await trio.open_tcp_stream("127.0.0.1", port)
-    await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-    data = b""
-    while chunk := await stream.receive_some(65536):
-        data += chunk
-    await stream.aclose()
-    return data
-
-
 async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_whole(tmp_path: Path, capsys):
     procs = Processes(tmp_path)
     port = free_port()
@@ -214,7 +204,7 @@ async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_w
             sock = await campaign.greeted()
             assert (await campaign.ask(sock, "ping"))["type"] == "pong"
             await sock.aclose()
-            assert (await http_get(port, "/healthz")).startswith(b"HTTP/1.1 200")
+            assert (await http_get(port, "/healthz"))[0] == 200
             for holder in campaign.holders:
                 await holder.aclose()
         assert server.returncode is None, "the server died"

@@ -4,7 +4,7 @@ frames that are too long or fragmented, bad close codes, text that is not UTF-8,
 
 ``HostileSocket.open(port)`` does the handshake; ``send`` sends one message (``bytes``: binary, ``str``:
 text); ``send_raw`` writes bytes as they are; ``receive`` returns the next server message decoded, or
-None once the server has closed (it answers the server's pings on the way).
+None once the server has closed (it answers the server's pings on the way). ``http_get``: a plain GET.
 """
 
 from __future__ import annotations
@@ -162,3 +162,16 @@ class HostileSocket:
 
     async def aclose(self) -> None:
         await trio.aclose_forcefully(self.stream)
+
+
+async def http_get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """A plain HTTP/1.1 GET on 127.0.0.1 (the server's own port): the status and the body."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Connection: close\r\n\r\n".encode())
+    data = b""
+    while chunk := await stream.receive_some(65536):
+        data += chunk
+    await stream.aclose()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
