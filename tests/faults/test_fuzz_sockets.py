@@ -28,7 +28,7 @@ from tests.faults.hostile import Hostile, Known
 from tests.faults.wsclient import Closed, HostileSocket, http_get, violation
 from tests.server.test_crash import Processes, free_port, until_up
 
-FRAMES = scale(10_000, 100_000)
+FRAMES = scale(8_000, 100_000)
 WORKERS = 4
 SEED = 20261202
 DEMO_SCALE = 400  # the bots' games: a couple of minutes of play in a few seconds
