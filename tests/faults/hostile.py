@@ -77,15 +77,14 @@ def str_header(n: int, width: int | None = None) -> bytes:
     width = width if width is not None else (0 if n < 32 else 8 if n < 256 else 16 if n < 65536 else 32)
     if width == 0:
         return bytes([0xA0 | n])
-    return {8: b"\xd9" + struct.pack("!B", n), 16: b"\xda" + struct.pack("!H", n), 32: b"\xdb" + struct.pack("!I", n)}[width]
+    code, size = {8: (b"\xd9", "!B"), 16: (b"\xda", "!H"), 32: (b"\xdb", "!I")}[width]
+    return code + struct.pack(size, n)
 
 
 def map_header(n: int) -> bytes:
-    return bytes([0x80 | n]) if n < 16 else b"\xde" + struct.pack("!H", n) if n < 65536 else b"\xdf" + struct.pack("!I", n)
-
-
-def array_header(n: int) -> bytes:
-    return bytes([0x90 | n]) if n < 16 else b"\xdc" + struct.pack("!H", n) if n < 65536 else b"\xdd" + struct.pack("!I", n)
+    if n < 16:
+        return bytes([0x80 | n])
+    return b"\xde" + struct.pack("!H", n) if n < 65536 else b"\xdf" + struct.pack("!I", n)
 
 
 def every_type(rng: random.Random) -> bytes:
@@ -222,7 +221,7 @@ class Hostile:
                                {f"k{i}": 0 for i in range(getattr(spec, "max_len", 40) + 1)}, [], "map"])
         return wrong_type
 
-    def fields(self, spec: Record, names: Any = None) -> dict[str, Any]:
+    def fields(self, spec: Record) -> dict[str, Any]:
         """Every required field of ``spec`` and some of its optional ones, with plausible values."""
         out = {name: self.good(s, name) for name, s in spec.required.items()}
         for name, s in spec.optional.items():

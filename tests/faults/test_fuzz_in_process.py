@@ -33,7 +33,8 @@ FRAMES = scale(40_000, 1_000_000)
 SEED = 20261201
 ADMIN = "fuzz-admin-token-0123456789abcdef"
 SEATS = {"parsimonia": 3, "kupcy": 3, "gift-of-tulips": 3}
-CHANGING = {"created", "joined", "watching", "left", "resumed", "ok", "bulletin", "welcome"}  # answers that may change state
+# the answers of requests that may change state
+CHANGING = {"created", "joined", "watching", "left", "resumed", "ok", "bulletin", "welcome"}
 UNCOUNTED = {"game_over", "not_started", "paused"}  # refused by the table before the rules: not in ``rejected``
 HANG_S = 120  # 20 frames and a bots' round taking this long is a hang: the run stops, every stack dumped
 
@@ -234,12 +235,15 @@ class Campaign:
                     faulthandler.dump_traceback_later(HANG_S, exit=True, file=hang_file)
                 idle = 0 if await self.bots_round() else idle + 1
                 if idle >= 3 and (due := self.rig.next_deadline()) is not None:
-                    trio.lowlevel.current_clock().jump(max(0.0, due - trio.current_time()) + 0.001)  # type: ignore[attr-defined]
+                    clock: Any = trio.lowlevel.current_clock()  # the test's MockClock
+                    clock.jump(max(0.0, due - trio.current_time()) + 0.001)
                     await settle()
                     self.tally["clock_jumps"] += 1
                     idle = 0
                 await self.reseat()
                 self.focus()
+                assert self.fuzz is not None
+                del self.fuzz.sent[:-200]  # what focus reads; a million frames' answers would fill the memory
             await self.one()
 
 
@@ -258,7 +262,7 @@ async def test_hostile_frames_in_process_crash_nothing_and_a_refused_one_changes
     hang = tmp_path / "hang.txt"
     with capsys.disabled():
         print(f"\n(a hang ends the run and dumps every stack to {hang})")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with open(hang, "w") as hang_file:
         try:
             async with trio.open_nursery() as nursery:
@@ -268,14 +272,15 @@ async def test_hostile_frames_in_process_crash_nothing_and_a_refused_one_changes
                 nursery.cancel_scope.cancel()
         finally:
             faulthandler.cancel_dump_traceback_later()
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu  # the machine may be shared
     tally = campaign.tally
     assert campaign.sent >= FRAMES
     assert tally["accepted"] + tally["refused_unchanged"] >= FRAMES * 0.75  # the first frames are counted apart
-    assert sum(campaign.games_done.values()) >= 1 or FRAMES < 100_000  # the bots' games went on
+    assert sum(campaign.games_done.values()) >= 1  # the bots' games went on
     assert tally["error:internal"] == 0
     with capsys.disabled():
-        print(f"\nin-process fuzz: {campaign.sent} frames in {elapsed:.1f} s ({campaign.sent / elapsed:.0f} frames/s), "
+        print(f"\nin-process fuzz: {campaign.sent} frames in {elapsed:.1f} s ({campaign.sent / elapsed:.0f} frames/s; "
+              f"{cpu:.1f} s of CPU, {campaign.sent / cpu:.0f} frames per CPU second), "
               f"seed {SEED}; refused and unchanged {tally['refused_unchanged']}, accepted {tally['accepted']}, "
               f"connections closed {tally['closed']}, clock jumps {tally['clock_jumps']}, "
               f"bot commands {tally['bot_commands'] + sum(b.commands for b in campaign.bots)}, games finished "

@@ -189,7 +189,7 @@ async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_w
             "--log-json", "--log-level", "warning", "--max-messages-per-s", "1000000",
             "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "10000")
         await until_up(port)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         async with trio.open_nursery() as nursery:
             for game in sorted(GAMES):
                 nursery.start_soon(campaign.bots, procs, game, url)
@@ -198,7 +198,7 @@ async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_w
             async with trio.open_nursery() as workers:
                 for index in range(WORKERS):
                     workers.start_soon(campaign.worker, index)
-            elapsed = time.perf_counter() - started
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu  # the hostile clients' CPU
             campaign.done.set()
             # still accepting, on both protocols
             sock = await campaign.greeted()
@@ -217,7 +217,8 @@ async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_w
         assert demo["reconnects"] == 0 and demo.get("reason") not in ("server_error", "closed"), demo
     tally = campaign.tally
     with capsys.disabled():
-        print(f"\nsocket fuzz: {campaign.sent} frames in {elapsed:.1f} s ({campaign.sent / elapsed:.0f} frames/s) "
+        print(f"\nsocket fuzz: {campaign.sent} frames in {elapsed:.1f} s ({campaign.sent / elapsed:.0f} frames/s; "
+              f"the hostile clients took {cpu:.1f} s of CPU) "
               f"from {WORKERS} connections, seed {SEED}; closed by the server {tally['closed']}, "
               f"bot games finished {len(campaign.demos)} "
               f"({dict(collections.Counter(d['game'] for d in campaign.demos))}), server log lines "
