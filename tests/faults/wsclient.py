@@ -71,6 +71,7 @@ class HostileSocket:
         self.buffer = bytearray()
         self.closed = False
         self.close_code: int | None = None
+        self.close_reason = ""
         self._parts: list[bytes] = []
 
     @classmethod
@@ -142,6 +143,7 @@ class HostileSocket:
             if opcode == CLOSE:
                 self.closed = True
                 self.close_code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                self.close_reason = payload[2:].decode("utf-8", "replace")
                 return None
             if opcode == PING:
                 try:
