@@ -32,7 +32,7 @@ FRAMES = scale(8_000, 100_000)
 WORKERS = 4
 SEED = 20261202
 DEMO_SCALE = 400  # the bots' games: a couple of minutes of play in a few seconds
-PROBE = 2**31 - 1
+PROBE = 2**31 - 7  # the ping after each hostile frame (the generator's ids are often 0 or 2**31 - 1, never this)
 SERVER_TYPES = set(SERVER_REPLIES) | set(SERVER_PUSHES)
 MESSAGE_TOO_BIG = 1009
 WAIT_S = 30  # a hostile frame not answered in this long is a hang
@@ -116,6 +116,7 @@ class Campaign:
                     reply = await self.ask(sock, "resume", table=table, token=token, last_seq=2**62)
                     assert reply["type"] == "resumed", reply
             legal: dict[str, list[dict[str, Any]]] = {}
+            recent: collections.deque[tuple[str, str]] = collections.deque(maxlen=4)  # for a failure's message
             while self.sent < FRAMES:
                 if seated:
                     known.own_table = rng.choice(sorted(self.own))
@@ -128,6 +129,8 @@ class Campaign:
                     valid_stream = True
                 self.sent += 1
                 self.families[family] += 1
+                sent = data if family.startswith("ws:") else frame
+                recent.append((family, (sent.encode() if isinstance(sent, str) else sent)[:48].hex()))
                 replies: list[dict[str, Any]] = []
                 try:
                     with trio.fail_after(WAIT_S):
@@ -147,7 +150,7 @@ class Campaign:
                 too_slow = sock.close_reason.startswith("too slow")
                 self.tally["dropped_too_slow"] += too_slow
                 self.check(replies, sock.closed, (family.startswith("ws:") and not valid_stream) or too_big
-                           or too_slow, (family, sock.close_code, sock.close_reason))
+                           or too_slow, (family, sock.close_code, sock.close_reason, list(recent)))
                 for msg in replies:
                     if msg["type"] == "view" and msg["seat"] == 0 and msg["table"] in self.own:
                         legal[msg["table"]] = msg["legal"]
@@ -168,7 +171,8 @@ class Campaign:
         if closed:
             self.tally["closed"] += 1
             errors = [m["code"] for m in replies if m["type"] == "error"]
-            assert violated or (errors and errors[-1] in FATAL_CODES), (what, replies)
+            if not (violated or (errors and errors[-1] in FATAL_CODES)):
+                raise AssertionError(f"closed after {what}, answers {replies}")  # in full: no assert rewriting
 
     async def listing(self) -> None:
         """The tables the bots play, as any client sees them, every half second."""
