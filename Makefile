@@ -45,9 +45,13 @@ test: $(STAMP) $(WEB_STAMP) chromium
 	cd $(WEB) && npm test
 	$(BIN)/python -m pytest
 
-# The whole fault campaign (docs/reliability.md); make test runs a slice of it.
+# The whole fault campaign (docs/reliability.md); make test runs a slice of it. Then the coverage-guided
+# fuzzer (atheris, the faults extra) over the codec and message parsing, ATHERIS_RUNS inputs.
+ATHERIS_RUNS ?= 2000000
 faults: $(STAMP)
 	PARSIMONIA_FAULTS=full $(BIN)/python -m pytest tests/faults
+	$(BIN)/python -m pip install --quiet -e '.[test,faults]'
+	$(BIN)/python tests/faults/atheris_codec.py -runs=$(ATHERIS_RUNS) -seed=1
 
 # Redraw docs/screenshots/*.png from the browser tests.
 screenshots: $(STAMP) $(WEB_STAMP) chromium

@@ -87,6 +87,7 @@ class Table(_Shell):
         match.on_event = self._log_event
         self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
         self._dying = False  # server/faults.py: this table's last step is being made durable, then the kill
+        self._last_ms = 0  # the latest time a step handed the match: no later step is dated before it
 
     # ------------------------------------------------------------------ called from connections
 
@@ -159,8 +160,13 @@ class Table(_Shell):
 
     def _step(self, now: int, batch: list[Request]) -> None:
         """The deadlines due, then every request of the batch in arrival order, then one round of views:
-        under load, a seat gets one view for all the changes of a batch, not one per change."""
+        under load, a seat gets one view for all the changes of a batch, not one per change.
+
+        A deadline is handled at its own ms even when the clock, rounding trio's float time down, reads the
+        ms before at the instant it fires; a request right after it is dated no earlier (an engine refuses
+        time that goes backwards, and that would stop the game with server_error)."""
         started = time.perf_counter()
+        now = self._last_ms = max(now, self._last_ms)
         match = self.match
         was, seen = match.state, match.seq
         match.tick(now)

@@ -417,3 +417,43 @@ async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answere
     table.submit(Request("watch", late, {"table": "t1", "id": 3}))  # type: ignore[arg-type]
     assert [f["type"] for f in late.frames] == ["watching", "view"]
     assert late.frames[1]["view"]["result"]["reason"] == "revealed"
+
+
+async def test_a_request_in_the_instant_after_a_deadline_is_not_dated_before_it(autojump_clock):
+    """Found by the fault campaign's fuzzer: a deadline is handled at its own ms even when the clock reads the
+    ms before (trio's float time, rounded down, at the very instant it fires); a request in that same instant
+    was then dated a ms earlier than the engine's time, which the engine refuses, stopping the game."""
+    from protocol.codec import decode
+    from server.clock import ServerClock
+    from server.match import Match
+    from server.table import Request, Table
+
+    class ReadsTheMsBefore(ServerClock):
+        def now_ms(self) -> int:
+            return super().now_ms() - 1
+
+    class Inbox:
+        def __init__(self) -> None:
+            self.frames: list[dict] = []
+
+        def send(self, frame: bytes) -> None:
+            self.frames.append(decode(frame))
+
+    table = Table(Match("t1", "parsimonia", 2, seed=1, options=SHORT), ReadsTheMsBefore(start_ms=1000))
+    players = [Inbox(), Inbox()]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(table.run)
+        for i, sub in enumerate(players):
+            table.submit(Request("join", sub, {"table": "t1", "name": f"p{i}", "id": 1}))  # type: ignore[arg-type]
+        await trio.testing.wait_all_tasks_blocked()
+        deadline = table.match.next_deadline()
+        assert table.match.state == "running" and deadline is not None
+        await trio.sleep_until(table.clock.to_trio(deadline))
+        await trio.testing.wait_all_tasks_blocked()  # the table has handled the deadline, at its own ms
+        assert table.match.engine.now == deadline and table.clock.now_ms() == deadline - 1
+        table.submit(Request("act", players[0], {"table": "t1", "id": 2,  # type: ignore[arg-type]
+                                                 "command": {"type": "give", "to": 1, "amount": 1}}))
+        await trio.testing.wait_all_tasks_blocked()
+        assert table.match.failure is None and table.match.state == "running"
+        assert any(f.get("re") == 2 and f["type"] == "ok" for f in players[0].frames), players[0].frames
+        nursery.cancel_scope.cancel()
