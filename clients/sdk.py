@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import secrets
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ class BotSession:
     joined: trio.Event = field(default_factory=trio.Event)
     _in_flight: int | None = None  # id of the command sent and not yet answered
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _join_key: str = field(default_factory=lambda: secrets.token_urlsafe(24))  # see `join` in SPEC.md
 
     def __post_init__(self) -> None:
         if self.token is not None:
@@ -118,8 +120,10 @@ class BotSession:
     async def _session(self, ws: WebSocketConnection) -> None:
         await self._request(ws, "hello", version=PROTOCOL_VERSION, client=f"parsimonia-sdk/{self.name}"[:64])
         if self.seat is None:
-            table = self.table or await self._find_table(ws)
-            joined = await self._request(ws, "join", table=table, name=self.name)
+            # the table is kept before the join: tried again, it is the same table with the same key
+            table = self.table = self.table or await self._find_table(ws)
+            # the same key on every try: a join whose `joined` was lost with a connection gets its seat back
+            joined = await self._request(ws, "join", table=table, name=self.name, key=self._join_key)
             self.seat = Seat(joined["table"], joined["seat"], joined["token"])
             self.static = joined["static"]
             self.joined.set()

@@ -52,7 +52,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
         {"game": GAME, "seats": Int(1, MAX_SEATS)},
         {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32), "admin": ADMIN_TOKEN},
     ),
-    "join": _request({"table": TABLE, "name": Str(64, min_len=1)}, {"views": Bool()}),
+    "join": _request({"table": TABLE, "name": Str(64, min_len=1)}, {"views": Bool(), "key": Str(64, min_len=16)}),
     "watch": _request({"table": TABLE}, {"views": Bool()}),
     "leave": _request({"table": TABLE}),
     "resume": _request(

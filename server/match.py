@@ -57,6 +57,7 @@ class Seat:
     index: int
     name: str
     token: str
+    key: str | None = None  # the client's join key, if it gave one: the same join again gets this seat back
     sub: Subscriber | None = None
     views: bool = True
     connected: bool = False  # has ever been held by a connection
@@ -206,9 +207,15 @@ class Match:
     def _on_join(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
         if self.seat_of(sub) is not None:
             raise ProtocolError("already_seated", "this connection already holds a seat here")
+        key = msg.get("key")
+        again = None if key is None else next(
+            (s for s in self.seats if s.key is not None and hmac.compare_digest(s.key.encode(), key.encode())), None)
+        if again is not None:  # the same join sent again (its `joined` was lost with a connection): the same seat
+            self._reattach(again, sub, msg, now, "joined", last_seq=0, token=again.token)
+            return
         if self.state != WAITING or len(self.seats) >= self.seat_count:
             raise ProtocolError("table_full", "every seat at this table is taken")
-        seat = self.join(msg["name"], now)
+        seat = self.join(msg["name"], now, key=key)
         seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
         self._send(sub, encode(messages.reply("joined", msg.get("id"), table=self.id, seat=seat.index,
                                               token=seat.token, game=self.game_name, static=self.static)))
@@ -240,17 +247,22 @@ class Match:
         seat = next((s for s in self.seats if hmac.compare_digest(s.token.encode(), token)), None)
         if seat is None:
             raise ProtocolError("bad_token", "that token holds no seat at this table")
+        self._reattach(seat, sub, msg, now, "resumed", last_seq=msg["last_seq"])
+
+    def _reattach(self, seat: Seat, sub: Subscriber, msg: dict[str, Any], now: int, reply: str, last_seq: int,
+                  **fields: Any) -> None:
+        """``seat`` held by ``sub`` again (a resume, or a join sent again): the events after ``last_seq``,
+        then a view."""
         if seat.sub is not None and seat.sub is not sub:
             notice = ProtocolError("not_seated", "your seat was resumed on another connection")
             self._send(seat.sub, encode(messages.error(notice, table=self.id)))
         seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
-        self._send(sub, encode(messages.reply("resumed", msg.get("id"), table=self.id, seat=seat.index,
+        self._send(sub, encode(messages.reply(reply, msg.get("id"), table=self.id, seat=seat.index, **fields,
                                               game=self.game_name, static=self.static)))
-        last = msg["last_seq"]
-        missed = self.seq - last
+        missed = self.seq - last_seq
         if 0 < missed <= REPLAY_LIMIT:
             first = self.seq - len(self.history)  # a finished match keeps only its last events
-            for seq, at, event in self.history[max(0, last - first):]:
+            for seq, at, event in self.history[max(0, last_seq - first):]:
                 self._send(sub, event_frame(self.id, seq, at, event.wire_for(seat.index)))
         self.flush_views(now, only=sub)
 
@@ -308,14 +320,17 @@ class Match:
 
     # ------------------------------------------------------------------ changes of state (journaled)
 
-    def join(self, name: str, now: int, token: str | None = None) -> Seat:
+    def join(self, name: str, now: int, token: str | None = None, key: str | None = None) -> Seat:
         """Seat ``name`` in the lowest free seat: seat numbers never change once given (a seat freed by
         ``leave`` before the start is reused)."""
         taken = {s.index for s in self.seats}
-        seat = Seat(next(i for i in range(self.seat_count) if i not in taken), name, token or new_token())
+        seat = Seat(next(i for i in range(self.seat_count) if i not in taken), name, token or new_token(), key)
         self.seats.append(seat)
         self.seats.sort(key=lambda s: s.index)
-        self._records.append({"k": "join", "name": name, "token": seat.token})
+        record = {"k": "join", "name": name, "token": seat.token}
+        if key is not None:
+            record["key"] = key
+        self._records.append(record)
         return seat
 
     def _do_leave(self, index: int) -> None:
@@ -494,7 +509,7 @@ REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = 
 }
 
 REPLAY_STEPS: dict[str, Callable[[Match, dict[str, Any]], object]] = {
-    "join": lambda m, r: m.join(r["name"], r.get("at", 0), r["token"]),
+    "join": lambda m, r: m.join(r["name"], r.get("at", 0), r["token"], r.get("key")),
     "leave": lambda m, r: m._do_leave(r["seat"]),
     "start": lambda m, r: m.start(r["at"]),
     "cmd": _replay_cmd,

@@ -208,7 +208,9 @@ class Run:
             if seat == extra_create_after:
                 other = await self._retry("organiser", "create", game=game.game, seats=SEATS, seed=1)
                 assert other["type"] == "created", other
-            joined = await self._retry(f"p{seat}", "join", table=game.table, name=f"p{seat}")
+            # the same key on every try: a join durable before a kill, its reply lost, gets its seat back
+            joined = await self._retry(f"p{seat}", "join", table=game.table, name=f"p{seat}",
+                                       key=f"campaign-{game.table}-seat-{seat}-{game.seed:08d}")
             assert joined["type"] == "joined" and joined["seat"] == seat, joined
             game.players.append(Seat(seat, joined["token"], game.game))
         for player in game.players:

@@ -191,6 +191,39 @@ def test_a_replay_of_the_records_reaches_the_same_match():
     assert [s.token for s in again.seats] == [s.token for s in match.seats]
 
 
+KEY = "a-client-chosen-join-key"
+
+
+def test_a_join_sent_again_with_its_key_gets_the_same_seat_back_even_once_the_match_started():
+    match = Match("t1", Sealed.NAME, 2, seed=7)
+    first, other = Inbox(), Inbox()
+    request(match, first, "join", name="p0", id=1, key=KEY)  # its `joined` is lost with the connection
+    request(match, other, "join", name="p1", id=1)  # the last seat: the match starts
+    assert match.state == RUNNING
+    again = Inbox()
+    request(match, again, "join", name="p0", id=2, key=KEY)
+    joined = again.of("joined")[0]
+    assert joined["seat"] == 0 and joined["token"] == first.of("joined")[0]["token"] and joined["re"] == 2
+    assert [e["type"] for e in again.events()] == [e["type"] for e in other.events()]  # the events so far
+    assert again.of("view")[-1]["seat"] == 0
+    assert [f["code"] for f in first.of("error")] == ["not_seated"]  # the old connection is told
+
+
+def test_a_join_with_another_key_is_a_new_join_and_the_key_survives_a_replay():
+    match = Match("t1", Sealed.NAME, 2, seed=7)
+    records = [match.header()]
+    request(match, Inbox(), "join", name="p0", key=KEY)
+    request(match, Inbox(), "join", name="p1")
+    stranger = Inbox()
+    request(match, stranger, "join", name="p2", id=3, key="another-key-of-sixteen")
+    assert [f["code"] for f in stranger.of("error")] == ["table_full"]
+    records += match.take_records()
+    recovered = Match.replay(records)
+    back = Inbox()
+    request(recovered, back, "join", name="p0", key=KEY)
+    assert back.of("joined")[0]["token"] == match.seats[0].token
+
+
 def test_a_journal_with_a_refused_command_does_not_replay():
     match, subs = seated(2)
     records = [match.header(), *match.take_records(),
