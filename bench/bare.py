@@ -8,11 +8,14 @@ trivial check, ``ok`` to the sender, and the table's ``event`` encoded once for 
 
 from __future__ import annotations
 
+import argparse
 import itertools
 from collections.abc import Hashable
 from typing import Any
 
 import msgpack
+
+from bench.stats import raise_nofile_limit
 
 LIMITS = {"max_frame_bytes": 65536, "max_str_len": 4096, "max_bin_len": 0, "max_array_len": 1024,
           "max_map_len": 256, "max_depth": 16}
@@ -99,3 +102,13 @@ class BareLobby:
 
 def _error(re: Any, code: str, message: str) -> bytes:
     return pack({"type": "error", "re": re, "code": code, "message": message})
+
+
+def baseline_args(description: str | None, default_port: int) -> argparse.Namespace:
+    """A baseline server's ``--host`` and ``--port``; its open-file limit raised for thousands of connections."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=default_port)
+    args = parser.parse_args()
+    raise_nofile_limit()
+    return args

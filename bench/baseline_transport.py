@@ -7,12 +7,11 @@ switch and a writer task only under backpressure, ``gc.freeze()`` after start-up
 trio-websocket baseline it shows what the transport buys; beside the real server, what the rules,
 timers, views, journal and checks cost.
 
-    python bench/baseline_transport.py --port 9002
+    python bench/baseline_transport.py --port 9003
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import socket
@@ -22,8 +21,7 @@ import trio
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bare import BareLobby  # noqa: E402
-from bench.stats import raise_nofile_limit  # noqa: E402
+from bench.bare import BareLobby, baseline_args  # noqa: E402
 from server.transport.frames import frame, shared  # noqa: E402
 from server.transport.http import HttpConnection, text, wants_websocket, websocket_refusal  # noqa: E402
 from server.transport.listen import serve_tcp  # noqa: E402
@@ -79,11 +77,7 @@ async def serve(host: str, port: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9002)
-    args = parser.parse_args()
-    raise_nofile_limit()
+    args = baseline_args(__doc__, 9003)
     try:
         trio.run(serve, args.host, args.port)
     except KeyboardInterrupt:

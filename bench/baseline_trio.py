@@ -9,7 +9,6 @@ queue, so a slow reader is dropped and never stalls a table.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -18,8 +17,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bare import BareLobby  # noqa: E402
-from bench.stats import raise_nofile_limit  # noqa: E402
+from bench.bare import BareLobby, baseline_args  # noqa: E402
 
 QUEUE_SIZE = 256
 
@@ -81,11 +79,7 @@ async def serve(host: str, port: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9001)
-    args = parser.parse_args()
-    raise_nofile_limit()
+    args = baseline_args(__doc__, 9001)
     print(f"bare trio-websocket server on ws://{args.host}:{args.port}", flush=True)
     try:
         trio.run(serve, args.host, args.port)

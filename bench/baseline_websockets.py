@@ -9,7 +9,6 @@ without waiting, and skips a connection that is not open). Compression is off, a
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import signal
@@ -22,8 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bare import BareLobby  # noqa: E402
-from bench.stats import raise_nofile_limit  # noqa: E402
+from bench.bare import BareLobby, baseline_args  # noqa: E402
 
 
 class BareServer:
@@ -55,11 +53,7 @@ async def _serve(host: str, port: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9002)
-    args = parser.parse_args()
-    raise_nofile_limit()
+    args = baseline_args(__doc__, 9002)
     print(f"bare websockets server on ws://{args.host}:{args.port}", flush=True)
     asyncio.run(_serve(args.host, args.port))
 

@@ -10,8 +10,8 @@ waiting for its ``welcome``, then leave them idle for ``--hold`` seconds. The se
 also checks that every pinged connection stays. Meanwhile a probe connection sends a ``ping`` every
 100 ms and times its ``pong``. Reported: connections held at the end, connections lost, the server's
 RSS before the connections and with them (and the difference per 1,000 connections), its peak RSS, the
-probe's round-trip p50/p99, and the setup time. The harness raises its open-file limit (root may raise
-the hard one) so that both processes can hold what is asked.
+probe's round-trip p50/p99, and the setup time. The harness raises its open-file limit to the hard one (the server
+inherits it) and says so at once when that is too low for what is asked.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.stats import machine, summarize  # noqa: E402
+from bench.stats import machine, raise_nofile_limit, summarize  # noqa: E402
 from bench.storm import ALIASES, free_port, server_command, stop, wait_listening  # noqa: E402
 
 try:
@@ -71,17 +70,6 @@ class Client(WSListener):
 
     def send(self, message: dict[str, Any]) -> None:
         self.transport.send(WSMsgType.BINARY, pack(message))
-
-
-def raise_limit(wanted: int) -> int:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    for limit in ((wanted, max(wanted, hard)), (hard, hard)):
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, limit)
-            return limit[0]
-        except (ValueError, OSError):
-            continue
-    return soft
 
 
 def rss_mb(pid: int, field: str = "VmRSS") -> float | None:
@@ -177,13 +165,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--servers", default="parsimonia", help="comma-separated, as bench/storm.py names them")
     parser.add_argument("--json", metavar="PATH", help="write the results here")
     args = parser.parse_args(argv)
-    limit = raise_limit(args.connections + HEADROOM)  # each process: the server and this one hold one end each
+    limit = raise_nofile_limit()  # to the hard limit; the server inherits it (each process holds one end)
     if limit < args.connections + HEADROOM:
         sys.exit(f"idle: the open-file limit is {limit} (and this process may not raise it), too low for "
                  f"{args.connections} connections; at most {limit - HEADROOM} here")
     report: dict[str, Any] = {"machine": machine(), "config": vars(args), "nofile_limit": limit, "runs": []}
     for name in args.servers.split(","):
-        row = run_server(ALIASES.get(name, name), args)
+        try:
+            row = run_server(ALIASES.get(name, name), args)
+        except KeyboardInterrupt:  # the server it started is stopped on the way out (run_server)
+            sys.exit("idle: interrupted")
+        except (ValueError, RuntimeError) as exc:  # an unknown server name; a server that did not start
+            sys.exit(f"idle: {exc}")
         report["runs"].append(row)
         print(f"{row['server']:22s} held {row['held']:6d}/{row['connections']} lost {row['lost']} failed "
               f"{row['failed']} setup {row['setup_s']} s  RSS {row['rss_before_mb']:.0f} -> {row['rss_with_mb']:.0f} MB "

@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.storm import capacity_of, plot, ratios, summary  # noqa: E402
+from bench.storm import capacities, plot, ratios, summary  # noqa: E402
 
 
 def merge(reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -28,12 +28,8 @@ def merge(reports: list[dict[str, Any]]) -> dict[str, Any]:
                               "parts": [{"started_at": r.get("started_at"), "config": r.get("config"),
                                          "machine": r.get("machine"), "elapsed_s": r.get("elapsed_s")}
                                         for r in reports],
-                              "runs": runs, "capacity": {}, "capacity_detail": {}}
-    for server in dict.fromkeys(run["server"] for run in runs):
-        for tables in sorted({run["tables"] for run in runs if run["server"] == server}):
-            detail = capacity_of(runs, server, tables)
-            merged["capacity"].setdefault(server, {})[str(tables)] = detail["rate"]
-            merged["capacity_detail"].setdefault(server, {})[str(tables)] = detail
+                              "runs": runs}
+    merged["capacity"], merged["capacity_detail"] = capacities(runs)
     merged["ratios"], merged["ratio_bounds"] = ratios(merged["capacity"], merged["capacity_detail"])
     merged["elapsed_s"] = round(sum(r.get("elapsed_s") or 0 for r in reports), 1)
     return merged

@@ -310,6 +310,18 @@ def capacity_of(runs: list[dict[str, Any]], server: str, tables: int) -> dict[st
     return {"rate": best, "limited_by": limited_by}
 
 
+def capacities(runs: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each server's capacity at each T it ran (rate or None), and with what stopped its climb."""
+    capacity: dict[str, dict[str, Any]] = {}
+    detail: dict[str, dict[str, Any]] = {}
+    for server in dict.fromkeys(run["server"] for run in runs):
+        for tables in dict.fromkeys(run["tables"] for run in runs if run["server"] == server):
+            found = capacity_of(runs, server, tables)
+            capacity.setdefault(server, {})[str(tables)] = found["rate"]
+            detail.setdefault(server, {})[str(tables)] = found
+    return capacity, detail
+
+
 def _terminated(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)  # unwinds through run_one's finally, which stops the processes
 
@@ -340,7 +352,6 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
         "criteria": {"p99_ms_below": P99_LIMIT_MS, "errors": 0, "disconnects": 0, "unanswered": 0,
                      "loadgen_lag_p99_ms_below": LOADGEN_LAG_LIMIT_MS, "loadgen_cpu_below": LOADGEN_CPU_LIMIT},
         "runs": [],
-        "capacity": {s: {} for s in servers},
     }
     runs: list[dict[str, Any]] = report["runs"]
     out(f"storm: T={list(cfg.tables)} rates={list(cfg.rates)} servers={list(servers)} "
@@ -362,9 +373,8 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
                     out(f"    note: {note}")
                 if not row["passed"] or not row["loadgen_ok"]:
                     break
-            report["capacity"][server][str(tables)] = capacity_of(runs, server, tables)["rate"]
-            report.setdefault("capacity_detail", {}).setdefault(server, {})[str(tables)] = capacity_of(runs, server, tables)
-    report["ratios"], report["ratio_bounds"] = ratios(report["capacity"], report.get("capacity_detail", {}))
+    report["capacity"], report["capacity_detail"] = capacities(runs)
+    report["ratios"], report["ratio_bounds"] = ratios(report["capacity"], report["capacity_detail"])
     if cfg.engine_games > 0:
         from bench.engine_games import run as engine_run
 

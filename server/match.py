@@ -208,8 +208,7 @@ class Match:
         if self.seat_of(sub) is not None:
             raise ProtocolError("already_seated", "this connection already holds a seat here")
         key = msg.get("key")
-        again = None if key is None else next(
-            (s for s in self.seats if s.key is not None and hmac.compare_digest(s.key.encode(), key.encode())), None)
+        again = None if key is None else self._seat_holding("key", key)
         if again is not None:  # the same join sent again (its `joined` was lost with a connection): the same seat
             self._reattach(again, sub, msg, now, "joined", last_seq=0, token=again.token)
             return
@@ -242,12 +241,20 @@ class Match:
         self._send(sub, encode(messages.reply("left", msg.get("id"), table=self.id)))
 
     def _on_resume(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
-        # as bytes: compare_digest refuses str with non-ASCII characters, and a client may send any
-        token = msg["token"].encode()
-        seat = next((s for s in self.seats if hmac.compare_digest(s.token.encode(), token)), None)
+        seat = self._seat_holding("token", msg["token"])
         if seat is None:
             raise ProtocolError("bad_token", "that token holds no seat at this table")
         self._reattach(seat, sub, msg, now, "resumed", last_seq=msg["last_seq"])
+
+    def _seat_holding(self, secret: str, value: str) -> Seat | None:
+        """The seat whose ``token`` or join ``key`` is ``value``, compared in constant time (as bytes:
+        compare_digest refuses str with non-ASCII characters, and a client may send any)."""
+        wanted = value.encode()
+        for seat in self.seats:
+            held = getattr(seat, secret)
+            if held is not None and hmac.compare_digest(held.encode(), wanted):
+                return seat
+        return None
 
     def _reattach(self, seat: Seat, sub: Subscriber, msg: dict[str, Any], now: int, reply: str, last_seq: int,
                   **fields: Any) -> None:
