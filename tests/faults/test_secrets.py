@@ -18,39 +18,26 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import msgpack
 import pytest
-import structlog
 import trio
 
 from clients.players import make_player
-from server import logs
 from server.app import Server, ServerConfig
 from server.games import GAMES
 from tests.faults.conftest import scale
 from tests.faults.wsclient import http_get
-from tests.server.conftest import SHORT, connect, join, play_seat, walk
+from tests.server.conftest import SHORT, captured_logs, connect, join, play_seat, walk  # noqa: F401 (the fixture)
 
 ADMIN = "organiser-secret-token-0123456789"
 SEATS = 3
 OPTIONS = {"parsimonia": {**SHORT, "game_ms": 30_000}, "kupcy": {}, "gift-of-tulips": {}}
 GAMES_EACH = scale(1, 5)  # games of each kind, each with its own seed
 HTTP_PATHS = ["/", "/healthz", "/metrics", "/admin/connections"]
-
-
-@pytest.fixture
-def captured_logs() -> Iterator[io.StringIO]:
-    """The server's structlog output as JSON lines, at debug level, for this test only."""
-    saved = structlog.get_config()
-    out = io.StringIO()
-    logs.configure(json_lines=True, level=logging.DEBUG, stream=out)
-    yield out
-    structlog.configure(**saved)
 
 
 def int_lists(value: Any) -> Iterator[tuple[int, ...]]:

@@ -15,6 +15,7 @@ hanging.
 
 from __future__ import annotations
 
+import io
 import itertools
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -23,6 +24,7 @@ from typing import Any
 
 import msgpack
 import pytest
+import structlog
 import trio
 from trio_websocket import CloseReason, ConnectionClosed, WebSocketConnection, open_websocket_url
 
@@ -35,6 +37,16 @@ from server.app import Server, ServerConfig
 BANK = 7760
 SHORT = {"turn_ms": 2000, "quiet_ms": 500, "opening_ms": 3000, "game_ms": 60000}
 WAIT_S = 600.0  # game seconds a single wait may take before the test fails
+
+
+@pytest.fixture
+def captured_logs() -> Iterator[io.StringIO]:
+    """The server's structlog output as JSON lines, at debug level, for this test only."""
+    saved = structlog.get_config()
+    out = io.StringIO()
+    logs.configure(json_lines=True, level=logging.DEBUG, stream=out)
+    yield out
+    structlog.configure(**saved)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -3,34 +3,19 @@ other connection's frames, and the hidden order of the tourists deck in neither.
 
 from __future__ import annotations
 
-import io
 import json
-import logging
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-import structlog
 import trio
 from trio_websocket import ConnectionClosed
 
 from clients.players import make_player
-from server import logs
 from server.games import new_game
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join, play_seat, walk
 
 ADMIN = "organiser-secret-token-0123456789"
 OPTIONS = {**SHORT, "game_ms": 30_000}
-
-
-@pytest.fixture
-def captured_logs() -> Iterator[io.StringIO]:
-    """The server's structlog output as JSON lines, at debug level, for this test only."""
-    saved = structlog.get_config()
-    out = io.StringIO()
-    logs.configure(json_lines=True, level=logging.DEBUG, stream=out)
-    yield out
-    structlog.configure(**saved)
 
 
 def int_lists(value: Any) -> Iterator[list[int]]:
