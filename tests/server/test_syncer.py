@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import trio
 
 from server import journal as journal_module
 from server.journal import Journal, Syncer, read_journal
+
+
+async def tick_each(syncer: Syncer, journals: list[Journal], until: Callable[[list[int]], bool]) -> list[int]:
+    """Run ``syncer``, append one record to each journal, wait until ``until(durable)``: the journals made
+    durable so far, by number."""
+    durable: list[int] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n, journal in enumerate(journals):
+            journal.append({"k": "tick", "at": n})
+            journal.after_durable(lambda n=n: durable.append(n))
+        await trio.testing.wait_all_tasks_blocked()
+        while not until(durable):
+            await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    return durable
 
 
 async def test_one_round_writes_every_dirty_journal_in_one_thread_hand_off(tmp_path, monkeypatch):
@@ -21,16 +38,7 @@ async def test_one_round_writes_every_dirty_journal_in_one_thread_hand_off(tmp_p
     monkeypatch.setattr(trio.to_thread, "run_sync", counted)
     syncer = Syncer()
     journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(50)]
-    durable: list[int] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(syncer.run)
-        for n, journal in enumerate(journals):
-            journal.append({"k": "tick", "at": n})
-            journal.after_durable(lambda n=n: durable.append(n))
-        await trio.testing.wait_all_tasks_blocked()
-        while len(durable) < 50:
-            await trio.sleep(0.001)
-        nursery.cancel_scope.cancel()
+    durable = await tick_each(syncer, journals, lambda durable: len(durable) == 50)
     assert hand_offs == [50] and syncer.rounds == 1
     assert sorted(durable) == list(range(50))
     assert all(j.closed for j in journals)  # the syncer closes what it holds when it stops
@@ -95,15 +103,7 @@ async def test_a_round_makes_every_journal_durable_with_one_syncfs(tmp_path, mon
     monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (_ for _ in ()).throw(AssertionError("an fsync")))
     syncer = Syncer()
     journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(20)]
-    durable: list[int] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(syncer.run)
-        for n, journal in enumerate(journals):
-            journal.append({"k": "tick", "at": n})
-            journal.after_durable(lambda n=n: durable.append(n))
-        while len(durable) < 20:
-            await trio.sleep(0.001)
-        nursery.cancel_scope.cancel()
+    durable = await tick_each(syncer, journals, lambda durable: len(durable) == 20)
     assert len(synced) == syncer.rounds == 1
     assert sorted(durable) == list(range(20))
 
@@ -144,17 +144,9 @@ async def test_a_failed_syncfs_that_no_fsync_explains_fails_the_whole_round(tmp_
     syncer = Syncer()
     journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(3)]
     failures: list[str] = []
-    acknowledged: list[int] = []
     for journal in journals:
         journal.on_failure = lambda exc, path=journal.path: failures.append(path)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(syncer.run)
-        for n, journal in enumerate(journals):
-            journal.append({"k": "tick", "at": n})
-            journal.after_durable(lambda n=n: acknowledged.append(n))
-        while len(failures) < 3:
-            await trio.sleep(0.001)
-        nursery.cancel_scope.cancel()
+    acknowledged = await tick_each(syncer, journals, lambda _: len(failures) == 3)
     assert acknowledged == [] and sorted(failures) == sorted(j.path for j in journals)
 
 
