@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from collections.abc import Hashable
+import sys
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import msgpack
@@ -112,3 +113,25 @@ def baseline_args(description: str | None, default_port: int) -> argparse.Namesp
     args = parser.parse_args()
     raise_nofile_limit()
     return args
+
+
+def run_baseline(name: str, args: argparse.Namespace, run: Callable[[], object]) -> None:
+    """Run a baseline server until Ctrl-C; a port it cannot listen on is one line and exit status 2."""
+    try:
+        run()
+    except BaseException as exc:  # trio reports both inside exception groups
+        if _found(exc, KeyboardInterrupt) is not None:
+            return
+        error = _found(exc, OSError)
+        if error is None:
+            raise
+        print(f"{name}: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _found(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        return next((found for sub in exc.exceptions if (found := _found(sub, kind)) is not None), None)
+    return None

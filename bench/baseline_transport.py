@@ -21,7 +21,7 @@ import trio
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bare import BareLobby, baseline_args  # noqa: E402
+from bench.bare import BareLobby, baseline_args, run_baseline  # noqa: E402
 from server.transport.frames import frame, shared  # noqa: E402
 from server.transport.http import HttpConnection, text, wants_websocket, websocket_refusal  # noqa: E402
 from server.transport.listen import serve_tcp  # noqa: E402
@@ -78,10 +78,7 @@ async def serve(host: str, port: int) -> None:
 
 def main() -> None:
     args = baseline_args(__doc__, 9003)
-    try:
-        trio.run(serve, args.host, args.port)
-    except KeyboardInterrupt:
-        pass
+    run_baseline("bare transport server", args, lambda: trio.run(serve, args.host, args.port))
 
 
 if __name__ == "__main__":

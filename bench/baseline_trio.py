@@ -17,7 +17,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bare import BareLobby, baseline_args  # noqa: E402
+from bench.bare import BareLobby, baseline_args, run_baseline  # noqa: E402
 
 QUEUE_SIZE = 256
 
@@ -81,10 +81,7 @@ async def serve(host: str, port: int) -> None:
 def main() -> None:
     args = baseline_args(__doc__, 9001)
     print(f"bare trio-websocket server on ws://{args.host}:{args.port}", flush=True)
-    try:
-        trio.run(serve, args.host, args.port)
-    except KeyboardInterrupt:
-        pass
+    run_baseline("bare trio-websocket server", args, lambda: trio.run(serve, args.host, args.port))
 
 
 if __name__ == "__main__":

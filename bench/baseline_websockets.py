@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bare import BareLobby, baseline_args  # noqa: E402
+from bench.bare import BareLobby, baseline_args, run_baseline  # noqa: E402
 
 
 class BareServer:
@@ -55,7 +55,7 @@ async def _serve(host: str, port: int) -> None:
 def main() -> None:
     args = baseline_args(__doc__, 9002)
     print(f"bare websockets server on ws://{args.host}:{args.port}", flush=True)
-    asyncio.run(_serve(args.host, args.port))
+    run_baseline("bare websockets server", args, lambda: asyncio.run(_serve(args.host, args.port)))
 
 
 if __name__ == "__main__":
