@@ -279,7 +279,7 @@ async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, polic
         monkeypatch.setattr(journal_module, "SYNCFS", None)
         monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
     path = str(tmp_path / "t1.journal")
-    journal = Journal(path, policy)
+    journal = Journal(path, "syncfs" if syncfs and policy == "fsync" else policy)
     durable: list[int] = []
 
     async def work() -> None:
@@ -295,7 +295,7 @@ async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, polic
 
 def test_an_unknown_policy_is_refused(tmp_path):
     for policy in ("off", "sometimes"):
-        with pytest.raises(ValueError, match="fsync or write"):
+        with pytest.raises(ValueError, match="fsync, syncfs or write"):
             Journal(str(tmp_path / "t1.journal"), policy)
 
 

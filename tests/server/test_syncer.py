@@ -96,13 +96,24 @@ async def test_records_appended_during_a_round_wait_for_the_next(tmp_path):
     assert [r["at"] for r in read_journal(journal.path).records] == [1, 99]
 
 
+async def test_with_the_fsync_policy_a_round_fsyncs_each_journal_even_where_syncfs_exists(tmp_path, monkeypatch):
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (_ for _ in ()).throw(AssertionError("a syncfs")))
+    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    syncer = Syncer()
+    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(5)]
+    durable = await tick_each(syncer, journals, lambda durable: len(durable) == 5)
+    assert sorted(durable) == list(range(5)) and len(synced) >= 5
+
+
 async def test_a_round_makes_every_journal_durable_with_one_syncfs(tmp_path, monkeypatch):
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (synced.append(fd), real_fsync(fd))[1])
     monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (_ for _ in ()).throw(AssertionError("an fsync")))
     syncer = Syncer()
-    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(20)]
+    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "syncfs")) for n in range(20)]
     durable = await tick_each(syncer, journals, lambda durable: len(durable) == 20)
     assert len(synced) == syncer.rounds == 1
     assert sorted(durable) == list(range(20))
@@ -114,8 +125,8 @@ async def test_a_failed_syncfs_fails_only_the_journal_whose_fsync_fails(tmp_path
 
     monkeypatch.setattr(journal_module, "SYNCFS", broken_syncfs)
     syncer = Syncer()
-    good = syncer.add(Journal(str(tmp_path / "t1.journal"), "fsync"))
-    bad = syncer.add(Journal(str(tmp_path / "t2.journal"), "fsync"))
+    good = syncer.add(Journal(str(tmp_path / "t1.journal"), "syncfs"))
+    bad = syncer.add(Journal(str(tmp_path / "t2.journal"), "syncfs"))
     failures: list[OSError] = []
     bad.on_failure = failures.append
 
@@ -142,7 +153,7 @@ async def test_a_failed_syncfs_that_no_fsync_explains_fails_the_whole_round(tmp_
 
     monkeypatch.setattr(journal_module, "SYNCFS", broken_syncfs)
     syncer = Syncer()
-    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(3)]
+    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "syncfs")) for n in range(3)]
     failures: list[str] = []
     for journal in journals:
         journal.on_failure = lambda exc, path=journal.path: failures.append(path)
