@@ -24,6 +24,10 @@ ADMIN_TOKEN = "an-organiser-token-long-enough"
 TIMEOUT_S = 60
 
 
+def _sigint_by_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Cli:
     """A ``parsimonia`` command running as a child process."""
 
@@ -33,6 +37,9 @@ class Cli:
             [sys.executable, "-m", "server.cli", *argv], cwd=cwd, text=True,
             env={**environ, "PYTHONPATH": str(ROOT), **(env or {})},
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            # Ctrl-C as at a terminal: a suite started in the background (`make test &`) runs with SIGINT ignored,
+            # and a child inherits that, so the interrupt these tests send would never arrive
+            preexec_fn=_sigint_by_default,
         )
         self.lines: list[str] = []
 
