@@ -3,6 +3,7 @@ kind of bad message, each answered with its documented error code while the tabl
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import msgpack
@@ -129,6 +130,11 @@ async def test_stalled_client_dropped_while_table_plays_on(start_server, autojum
         await stalled.send({"type": "join", "id": 1, "table": table, "name": "stalled"})
         joined = await stalled.receive()  # the last frame it reads while the game is on
         assert joined["type"] == "joined" and joined["seat"] == 1
+        # small socket buffers at both ends, so that how much the kernel holds for a reader that never reads does
+        # not decide when the drop comes (loopback's buffers grow to megabytes: a whole game fitted, in one run)
+        stalled.ws._stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn = next(c for c in server.connections.values() if c.client_name == "stalled")
+        conn.ws._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         t = server.lobby.tables[table]
         dropped_at: list[int] = []
         results: list[dict[str, Any]] = []
@@ -146,9 +152,7 @@ async def test_stalled_client_dropped_while_table_plays_on(start_server, autojum
                 await join(c2, table)
                 nursery.start_soon(seat, c0, 0)
                 nursery.start_soon(seat, c2, 2)
-        # the server let go of the stalled seat while the game went on, and the others played it to its end (how
-        # early depends on how far the kernel grew the socket's buffers for a reader that never reads, which
-        # varies from run to run: the drop has come anywhere from a fifth to over half of the way through)
+        # the server let go of the stalled seat while the game went on, and the others played it to its end
         assert dropped_at and dropped_at[0] < t.match.seq - 20
         assert len(results) == 2 and results[0] == results[1] and t.state == "over"
         for client in (c0, c2):
