@@ -110,6 +110,11 @@ class Match:
         frames, self._frames = self._frames, []
         return frames
 
+    @property
+    def views_due(self) -> bool:
+        """Whether a round of views is owed: something changed since the last ``flush_views``."""
+        return self._views_due
+
     def next_deadline(self) -> int | None:
         if self.engine is None or self.paused_at is not None or self.state == OVER:
             return None

@@ -1,6 +1,11 @@
-"""The trio shell around a ``Match``: an inbox, one task that waits with ``move_on_at(next deadline)``, and
-the journal gate. Everything the table decides is decided by the match (``server.match``); this module
-only owns time, the task and the order in which frames leave.
+"""The trio shell around a ``Match``: requests handled at once in the task that read them, one task per table
+that waits with ``move_on_at(next deadline)``, and the journal gate. Everything the table decides is decided
+by the match (``server.match``); this module only owns time, the task and the order in which frames leave.
+
+A request is a synchronous step (``Table.submit``): the connection's reader calls it and nothing else runs
+until it returns, so no lock is needed and no task switch is spent on it. The table's own task fires the
+deadlines and sends the round of views the requests made due; it wakes once for all the requests read in one
+pass of the scheduler, so under load a seat gets one view for many changes, not one per change.
 
 Sending to connections never blocks (``Connection.send`` drops a client that cannot keep up), so no
 client can stall a table. With a journal, every frame a step causes (the acknowledgement, the events, the
@@ -13,6 +18,7 @@ table keeps only its last events in memory too, as many as a resume may replay (
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -30,9 +36,6 @@ from server.match import OVER, REPLAY_LIMIT, Match, ReplayMismatch, Seat, Subscr
 
 if TYPE_CHECKING:
     from server.connection import Connection
-
-INBOX_SIZE = 1024
-BATCH = 64  # requests handled in one step at most (one journal sync, one round of views for them all)
 
 __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
 
@@ -82,7 +85,8 @@ class Table(_Shell):
         self.clock = clock
         self.journal = journal
         self.on_finish = on_finish
-        self.inbox, self._inbox_out = trio.open_memory_channel[Request](INBOX_SIZE)
+        self._wait = trio.CancelScope()  # the task's wait, whose deadline follows the match's next one
+        self._closing = False  # the task is closing: what comes now is answered at once, with nothing to journal
         self.log = logs.get(table=self.id, game=match.game_name)
         match.on_event = self._log_event
         self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
@@ -92,23 +96,23 @@ class Table(_Shell):
     # ------------------------------------------------------------------ called from connections
 
     def submit(self, request: Request) -> None:
-        """Queue a request for the table task; a full inbox is the sender's problem, never the table's."""
+        """Handle a request now, in the caller's task, then let the table's task know its next deadline."""
         if self.stopped is not None:
             raise self._stopped_error()
-        try:
-            self.inbox.send_nowait(request)
-        except trio.WouldBlock:
-            raise ProtocolError("rate_limited", "the table is busy; retry shortly") from None
-        except trio.ClosedResourceError:  # the game is over and the task is closing: answer at once
+        if self._closing:
             _answer_now(self.match, self.clock, request)
+            return
+        if faults.ACTIVE is not None and self._dying:
+            return  # never handled: as if it had come after the kill
+        self._step(self.clock.now_ms(), request)
+        self._reschedule()
 
     def detach(self, conn: "Connection") -> None:
-        """A connection went away: its seat stays in the game, its clock keeps running. Queued behind what
-        the connection sent before it went (a last ``leave`` must still find its seat)."""
-        try:
-            self.inbox.send_nowait(Request("detach", conn, {}))
-        except (trio.WouldBlock, trio.ClosedResourceError):
+        """A connection went away: its seat stays in the game, its clock keeps running."""
+        if self.stopped is not None or self._closing or (faults.ACTIVE is not None and self._dying):
             self.match.detach(conn)
+        else:
+            self.submit(Request("detach", conn, {}))
 
     def journal_failed(self, exc: OSError) -> None:
         """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
@@ -117,7 +121,7 @@ class Table(_Shell):
         notice = encode(messages.error(self._stopped_error(), table=self.id))
         for sub, _ in self.match.subscribers():
             sub.send(notice)
-        self.inbox.close()
+        self._wait.cancel()
 
     def _stopped_error(self) -> ProtocolError:
         assert self.stopped is not None
@@ -138,29 +142,31 @@ class Table(_Shell):
     async def _play(self) -> None:
         match = self.match
         while match.state != OVER and self.stopped is None:
-            deadline = match.next_deadline()
-            batch: list[Request] = []
-            with trio.move_on_at(self.clock.to_trio(deadline)):
-                try:
-                    batch.append(await self._inbox_out.receive())
-                except (trio.EndOfChannel, trio.ClosedResourceError):
-                    return
-            now = self.clock.now_ms()
-            if not batch and deadline is not None:
+            with trio.CancelScope() as self._wait:
+                self._reschedule()
+                await trio.sleep_forever()
+            if self.stopped is not None or (faults.ACTIVE is not None and self._dying):
+                break
+            now, deadline = self.clock.now_ms(), match.next_deadline()
+            if deadline is not None and self.clock.to_trio(deadline) <= trio.current_time():
                 metrics.observe_lateness(now - deadline)
                 now = max(now, deadline)
-            while batch and len(batch) < BATCH:  # what else has arrived: handled in the same step
-                try:
-                    batch.append(self._inbox_out.receive_nowait())
-                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                    break
-            self._step(now, batch)
-            if faults.ACTIVE is not None and self._dying:
-                await trio.sleep_forever()  # the fault's step is the last: it kills the process once durable
+            self._step(now, None)
+        if faults.ACTIVE is not None and self._dying:
+            await trio.sleep_forever()  # the fault's step is the last: it kills the process once durable
 
-    def _step(self, now: int, batch: list[Request]) -> None:
-        """The deadlines due, then every request of the batch in arrival order, then one round of views:
-        under load, a seat gets one view for all the changes of a batch, not one per change.
+    def _reschedule(self) -> None:
+        """Wake the task at the match's next deadline, or at once for a round of views, or when it is over."""
+        match = self.match
+        if match.views_due or match.state == OVER:
+            self._wait.deadline = -math.inf
+        else:
+            deadline = self.clock.to_trio(match.next_deadline())
+            if deadline != self._wait.deadline:
+                self._wait.deadline = deadline
+
+    def _step(self, now: int, request: Request | None) -> None:
+        """The deadlines due, then the request if any; with no request (the task's step), the round of views.
 
         A deadline is handled at its own ms even when the clock, rounding trio's float time down, reads the
         ms before at the instant it fires; a request right after it is dated no earlier (an engine refuses
@@ -172,24 +178,10 @@ class Table(_Shell):
         match.tick(now)
         if faults.ACTIVE is not None:
             seen = self._fault_check(seen)
-        for request in batch:
-            if faults.ACTIVE is not None and self._dying:
-                break  # the rest of the batch is never handled: as if it had come after the kill
-            refused = match.rejected
-            was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
-            match.handle(request.kind, request.conn, request.msg, now)
-            if faults.ACTIVE is not None:
-                if request.kind == "resume":
-                    faults.at("resume", self.id)
-                seen = self._fault_check(seen)
-            if request.kind == "act":
-                metrics.count_command(refused=match.rejected > refused)
-            elif was_seated is not None:
-                self.log.info("seat_disconnected", seat=was_seated.index)
-            elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
-                self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
-                              name=seat.name)
-        match.flush_views(now)
+        if request is not None and not (faults.ACTIVE is not None and self._dying):
+            self._handle(now, request, seen)
+        else:
+            match.flush_views(now)
         if match.failure is not None:
             self.log.error("rules_failed", error=repr(match.failure)[:500])
         if was != match.state:
@@ -198,6 +190,23 @@ class Table(_Shell):
         self._release(match.take_records(), match.take_frames())
         _forget_old_events(match)
         metrics.observe_step((time.perf_counter() - started) * 1000)
+
+    def _handle(self, now: int, request: Request, seen: int) -> None:
+        match = self.match
+        refused = match.rejected
+        was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
+        match.handle(request.kind, request.conn, request.msg, now)
+        if faults.ACTIVE is not None:
+            if request.kind == "resume":
+                faults.at("resume", self.id)
+            self._fault_check(seen)
+        if request.kind == "act":
+            metrics.count_command(refused=match.rejected > refused)
+        elif was_seated is not None:
+            self.log.info("seat_disconnected", seat=was_seated.index)
+        elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
+            self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
+                          name=seat.name)
 
     def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""
@@ -230,11 +239,10 @@ class Table(_Shell):
             self.journal.after_durable(lambda: faults.kill(where))
 
     async def _close(self) -> None:
-        """The game is over: answer what is still queued, finish the journal, hand over to the lobby."""
-        self.inbox.close()
+        """The game is over: send its last views, then hand over to the lobby (which finishes the journal)."""
+        self._closing = True
         if self.stopped is None:
-            async for request in self._inbox_out:
-                self._step(self.clock.now_ms(), [request])
+            self._step(self.clock.now_ms(), None)
         if self.on_finish is not None:
             self.on_finish(self)
 

@@ -412,7 +412,7 @@ async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answere
         match.step(0, "join", sub, {"table": "t1", "name": f"p{i}"})
     match.step(10_000)  # the choice times out: the game is over
     table = Table(match, ServerClock())
-    table.inbox.close()  # as the table's task does once the game is over
+    await table.run()  # the game is over: the task sends the last views and closes at once
     late = Inbox()
     table.submit(Request("watch", late, {"table": "t1", "id": 3}))  # type: ignore[arg-type]
     assert [f["type"] for f in late.frames] == ["watching", "view"]
