@@ -244,13 +244,15 @@ class Parsimonia(ParsimoniaState):
             return
         if self.phase == Phase.TURNS and not self.turn_over and not self.active[self.current]:
             self._finish_turn("quit")
-        if all(s in self.end_votes for s in range(self.n) if self.active[s]):
+        # with two players or more in the game, an empty vote (or ready) set is not everyone's
+        if self.end_votes and all(s in self.end_votes for s in range(self.n) if self.active[s]):
             self._end_game("agreement")
             return
-        self._place_bought_without_choice()
+        if self.bought:
+            self._place_bought_without_choice()
         self._clear_full_sets()
         self._lapse_ineligible_bids()
-        if self.phase == Phase.OPENING and all(s in self.ready for s in range(self.n) if self.active[s]):
+        if self.phase == Phase.OPENING and self.ready and all(s in self.ready for s in range(self.n) if self.active[s]):
             self.timers.cancel(OPENING_CLOCK)
             self._end_opening("ready")
         if self.phase == Phase.OPENING_CLOSING and not self.auctions:
@@ -269,18 +271,23 @@ class Parsimonia(ParsimoniaState):
 
     def _clear_full_sets(self) -> None:
         """A full set: every resource card a player holds carries a tourists card, none is up for auction."""
-        selling = self.selling_resources()
-        for seat in range(self.n):
-            held = self.hands[seat]
-            if held and seat not in selling and all(r in self.on for r in held):
+        covered = self.on.__contains__
+        selling: set[int] | None = None  # asked only of a seat whose held cards are all covered (rare)
+        for seat, held in enumerate(self.hands):
+            if held and all(map(covered, held)):
+                if selling is None:
+                    selling = self.selling_resources()
+                if seat in selling:
+                    continue
                 cleared = [self.on.pop(r) for r in held]
                 self.aside.extend(cleared)
                 self._emit("tourists_cleared", seat=seat, cards=cleared)
 
     def _lapse_ineligible_bids(self) -> None:
         """A bid for a lone tourists card lapses once its bidder has no room left for the card."""
+        lone = self.tourists_types
         for a in self.auctions.values():
-            card_type = self.lone_tourists_type(a)
+            card_type = lone.get(a.lot[0]) if a.bids else None  # no bid, or a resource card: nothing lapses
             if card_type is None:
                 continue
             for bidder in [b for b in a.bids if self.room_for(b, card_type) <= 0]:

@@ -29,6 +29,7 @@ class ParsimoniaState(Game):
         self.cfg = cfg
         self.rng = Rng(seed)
         self.cards = {c.id: c for c in cfg.deck.cards}
+        self.tourists_types = cfg.deck.tourists_types  # tourists card -> its type (shared: do not change it)
         self.dollars = [cfg.start_dollars] * players
         self.company_dollars = cfg.bank - cfg.start_dollars * players
         self.active = [True] * players
@@ -86,8 +87,7 @@ class ParsimoniaState(Game):
 
     def lone_tourists_type(self, auction: OpenAuction) -> int | None:
         """The type of the auction's lot if it is a lone tourists card, else None."""
-        card = self.cards[auction.lot[0]]
-        return card.type if card.kind == TOURISTS else None
+        return self.tourists_types.get(auction.lot[0])
 
     def may_take_lot(self, seat: int, auction: OpenAuction) -> bool:
         """A lone tourists card may go only to a player with room for it (a free resource card of its type)."""
@@ -108,7 +108,8 @@ class ParsimoniaState(Game):
 
     def selling_resources(self) -> set[int]:
         """The seats with a resource card up for auction (their lot is still theirs)."""
-        return {a.seller for a in self.auctions.values() if a.seller is not None and self.lone_tourists_type(a) is None}
+        lone = self.tourists_types
+        return {a.seller for a in self.auctions.values() if a.seller is not None and a.lot[0] not in lone}
 
     # ------------------------------------------------------------------ the end
 
