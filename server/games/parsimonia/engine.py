@@ -88,7 +88,7 @@ class Parsimonia(ParsimoniaState):
                 "over_committed",
                 f"your open bids would total {promised}, more than your {self.dollars[seat]} dollars",
             )
-        a.bid(seat, amount, self._at)
+        self._bid(a, seat, amount)
         self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("bid", auction=a.id, seat=seat, amount=amount, closes_at=a.closes_at)
 
@@ -139,7 +139,7 @@ class Parsimonia(ParsimoniaState):
             if seat in (a.seller, a.starter):
                 self._cancel_auction(a, "quit")
             else:
-                a.withdraw(seat)
+                self._withdraw(a, seat)
         cards = list(self.hands[seat])
         if self.drawn is not None and self.current == seat:
             cards.append(self.drawn)
@@ -292,7 +292,7 @@ class Parsimonia(ParsimoniaState):
                 continue
             for bidder in [b for b in a.bids if self.room_for(b, card_type) <= 0]:
                 amount = a.bids[bidder]
-                a.withdraw(bidder)
+                self._withdraw(a, bidder)
                 self._emit("bid_lapsed", auction=a.id, seat=bidder, amount=amount, min_bid=a.min_bid())
 
     # ------------------------------------------------------------------ auctions
@@ -369,6 +369,17 @@ class Parsimonia(ParsimoniaState):
     def _remove_auction(self, a: OpenAuction) -> None:
         del self.auctions[a.id]
         self.timers.cancel((AUCTION, a.id))
+        for bidder, amount in a.bids.items():
+            self.promised[bidder] -= amount
+
+    def _bid(self, a: OpenAuction, seat: int, amount: int) -> None:
+        before = a.bids.get(seat, 0)
+        a.bid(seat, amount, self._at)
+        self.promised[seat] += amount - before
+
+    def _withdraw(self, a: OpenAuction, seat: int) -> None:
+        self.promised[seat] -= a.bids.get(seat, 0)
+        a.withdraw(seat)
 
     # ------------------------------------------------------------------ placing tourists cards
 

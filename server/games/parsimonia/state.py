@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.games.auction import OpenAuction, committed
+from server.games.auction import OpenAuction
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
 
@@ -39,6 +39,9 @@ class ParsimoniaState(Game):
         self.aside: list[int] = []
         self.bought: dict[int, int] = {}  # tourists card bought at auction -> its buyer, who owes its placing
         self.auctions: dict[int, OpenAuction] = {}
+        # seat -> the sum of its standing bids over the open auctions: kept by the engine's _bid, _withdraw
+        # and _remove_auction, the only ways a standing bid starts or ends (the tests recompute it by step)
+        self.promised = [0] * players
         self.next_auction = 1
         self.ready: set[int] = set()
         self.end_votes: set[int] = set()
@@ -80,7 +83,8 @@ class ParsimoniaState(Game):
         return len(self.free_resources(seat, card_type)) - len(self.owed(seat, card_type))
 
     def committed(self, seat: int) -> int:
-        return committed(self.auctions.values(), seat)
+        """Dollars ``seat`` has promised (``auction.committed`` of the open auctions, kept as bids change)."""
+        return self.promised[seat]
 
     def free_dollars(self, seat: int) -> int:
         return self.dollars[seat] - self.committed(seat)
