@@ -285,11 +285,8 @@ class Parsimonia(ParsimoniaState):
 
     def _lapse_ineligible_bids(self) -> None:
         """A bid for a lone tourists card lapses once its bidder has no room left for the card."""
-        lone = self.tourists_types
-        for a in self.auctions.values():
-            card_type = lone.get(a.lot[0]) if a.bids else None  # no bid, or a resource card: nothing lapses
-            if card_type is None:
-                continue
+        for auction_id, card_type in self.lone_lots.items():
+            a = self.auctions[auction_id]
             for bidder in [b for b in a.bids if self.room_for(b, card_type) <= 0]:
                 amount = a.bids[bidder]
                 self._withdraw(a, bidder)
@@ -301,6 +298,9 @@ class Parsimonia(ParsimoniaState):
         a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at)
         self.next_auction += 1
         self.auctions[a.id] = a
+        card_type = self.lone_tourists_type(a)
+        if card_type is not None:
+            self.lone_lots[a.id] = card_type
         self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("auction_opened", auction=self.auction_view(a))
 
@@ -368,6 +368,7 @@ class Parsimonia(ParsimoniaState):
 
     def _remove_auction(self, a: OpenAuction) -> None:
         del self.auctions[a.id]
+        self.lone_lots.pop(a.id, None)
         self.timers.cancel((AUCTION, a.id))
         for bidder, amount in a.bids.items():
             self.promised[bidder] -= amount

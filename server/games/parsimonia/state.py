@@ -39,6 +39,7 @@ class ParsimoniaState(Game):
         self.aside: list[int] = []
         self.bought: dict[int, int] = {}  # tourists card bought at auction -> its buyer, who owes its placing
         self.auctions: dict[int, OpenAuction] = {}
+        self.lone_lots: dict[int, int] = {}  # open auction of a lone tourists card -> its type (in opening order)
         # seat -> the sum of its standing bids over the open auctions: kept by the engine's _bid, _withdraw
         # and _remove_auction, the only ways a standing bid starts or ends (the tests recompute it by step)
         self.promised = [0] * players

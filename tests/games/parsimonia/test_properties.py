@@ -79,6 +79,8 @@ def check_invariants(g: Parsimonia) -> None:
     # dollars
     assert sum(g.dollars) + g.company_dollars == g.cfg.bank, "dollars created or lost"
     assert g.company_dollars >= 0 and min(g.dollars) >= 0
+    lone = {a.id: t for a in g.auctions.values() if (t := g.lone_tourists_type(a)) is not None}
+    assert list(g.lone_lots.items()) == list(lone.items()), "the index of lone tourists lots drifted"
     for s in range(g.n):
         assert g.committed(s) == committed(g.auctions.values(), s), f"seat {s}: the kept commitment drifted"
         assert g.committed(s) <= g.dollars[s], f"seat {s} committed beyond its dollars"
