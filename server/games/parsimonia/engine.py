@@ -271,6 +271,8 @@ class Parsimonia(ParsimoniaState):
 
     def _clear_full_sets(self) -> None:
         """A full set: every resource card a player holds carries a tourists card, none is up for auction."""
+        if not self.on:
+            return  # nothing is covered (the whole opening): no set is full
         covered = self.on.__contains__
         selling: set[int] | None = None  # asked only of a seat whose held cards are all covered (rare)
         for seat, held in enumerate(self.hands):
