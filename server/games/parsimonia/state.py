@@ -136,7 +136,9 @@ class ParsimoniaState(Game):
     # ------------------------------------------------------------------ what a seat may see
 
     def auction_view(self, a: OpenAuction) -> dict[str, Any]:
-        return {**a.to_view(), "lot_kind": self.cards[a.lot[0]].kind}
+        view = a.to_view()  # a new map: adding to it costs no copy
+        view["lot_kind"] = self.cards[a.lot[0]].kind
+        return view
 
     def static(self) -> dict[str, Any]:
         """The card table and the configuration (one shared map: read it, do not change it)."""
