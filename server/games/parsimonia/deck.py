@@ -68,6 +68,11 @@ class Deck:
         """The card table as sent in views, built once: ``[id, kind, type, profit]`` per card."""
         return tuple(c.to_wire() for c in self.cards)
 
+    @cached_property
+    def tourists_types(self) -> dict[int, int]:
+        """Tourists card id -> its type, built once (the rules ask it of every open auction's lot)."""
+        return {c.id: c.type for c in self.cards if c.kind == TOURISTS}
+
     def ids(self, kind: str) -> list[int]:
         return [c.id for c in self.cards if c.kind == kind]
 

@@ -88,7 +88,7 @@ class Parsimonia(ParsimoniaState):
                 "over_committed",
                 f"your open bids would total {promised}, more than your {self.dollars[seat]} dollars",
             )
-        a.bid(seat, amount, self._at)
+        self._bid(a, seat, amount)
         self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("bid", auction=a.id, seat=seat, amount=amount, closes_at=a.closes_at)
 
@@ -139,7 +139,7 @@ class Parsimonia(ParsimoniaState):
             if seat in (a.seller, a.starter):
                 self._cancel_auction(a, "quit")
             else:
-                a.withdraw(seat)
+                self._withdraw(a, seat)
         cards = list(self.hands[seat])
         if self.drawn is not None and self.current == seat:
             cards.append(self.drawn)
@@ -244,13 +244,15 @@ class Parsimonia(ParsimoniaState):
             return
         if self.phase == Phase.TURNS and not self.turn_over and not self.active[self.current]:
             self._finish_turn("quit")
-        if all(s in self.end_votes for s in range(self.n) if self.active[s]):
+        # with two players or more in the game, an empty vote (or ready) set is not everyone's
+        if self.end_votes and all(s in self.end_votes for s in range(self.n) if self.active[s]):
             self._end_game("agreement")
             return
-        self._place_bought_without_choice()
+        if self.bought:
+            self._place_bought_without_choice()
         self._clear_full_sets()
         self._lapse_ineligible_bids()
-        if self.phase == Phase.OPENING and all(s in self.ready for s in range(self.n) if self.active[s]):
+        if self.phase == Phase.OPENING and self.ready and all(s in self.ready for s in range(self.n) if self.active[s]):
             self.timers.cancel(OPENING_CLOCK)
             self._end_opening("ready")
         if self.phase == Phase.OPENING_CLOSING and not self.auctions:
@@ -269,23 +271,27 @@ class Parsimonia(ParsimoniaState):
 
     def _clear_full_sets(self) -> None:
         """A full set: every resource card a player holds carries a tourists card, none is up for auction."""
-        selling = self.selling_resources()
-        for seat in range(self.n):
-            held = self.hands[seat]
-            if held and seat not in selling and all(r in self.on for r in held):
+        if not self.on:
+            return  # nothing is covered (the whole opening): no set is full
+        covered = self.on.__contains__
+        selling: set[int] | None = None  # asked only of a seat whose held cards are all covered (rare)
+        for seat, held in enumerate(self.hands):
+            if held and all(map(covered, held)):
+                if selling is None:
+                    selling = self.selling_resources()
+                if seat in selling:
+                    continue
                 cleared = [self.on.pop(r) for r in held]
                 self.aside.extend(cleared)
                 self._emit("tourists_cleared", seat=seat, cards=cleared)
 
     def _lapse_ineligible_bids(self) -> None:
         """A bid for a lone tourists card lapses once its bidder has no room left for the card."""
-        for a in self.auctions.values():
-            card_type = self.lone_tourists_type(a)
-            if card_type is None:
-                continue
+        for auction_id, card_type in self.lone_lots.items():
+            a = self.auctions[auction_id]
             for bidder in [b for b in a.bids if self.room_for(b, card_type) <= 0]:
                 amount = a.bids[bidder]
-                a.withdraw(bidder)
+                self._withdraw(a, bidder)
                 self._emit("bid_lapsed", auction=a.id, seat=bidder, amount=amount, min_bid=a.min_bid())
 
     # ------------------------------------------------------------------ auctions
@@ -294,6 +300,9 @@ class Parsimonia(ParsimoniaState):
         a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at)
         self.next_auction += 1
         self.auctions[a.id] = a
+        card_type = self.lone_tourists_type(a)
+        if card_type is not None:
+            self.lone_lots[a.id] = card_type
         self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("auction_opened", auction=self.auction_view(a))
 
@@ -361,7 +370,19 @@ class Parsimonia(ParsimoniaState):
 
     def _remove_auction(self, a: OpenAuction) -> None:
         del self.auctions[a.id]
+        self.lone_lots.pop(a.id, None)
         self.timers.cancel((AUCTION, a.id))
+        for bidder, amount in a.bids.items():
+            self.promised[bidder] -= amount
+
+    def _bid(self, a: OpenAuction, seat: int, amount: int) -> None:
+        before = a.bids.get(seat, 0)
+        a.bid(seat, amount, self._at)
+        self.promised[seat] += amount - before
+
+    def _withdraw(self, a: OpenAuction, seat: int) -> None:
+        self.promised[seat] -= a.bids.get(seat, 0)
+        a.withdraw(seat)
 
     # ------------------------------------------------------------------ placing tourists cards
 

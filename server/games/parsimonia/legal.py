@@ -27,7 +27,7 @@ def legal_actions(g: ParsimoniaState, seat: int) -> list[dict[str, Any]]:
     for a in g.auctions.values():
         if seat == a.seller:
             continue
-        card_type = g.lone_tourists_type(a)
+        card_type = g.lone_lots.get(a.id)
         if card_type is not None:
             if card_type not in room:
                 room[card_type] = g.room_for(seat, card_type) > 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.games.auction import OpenAuction, committed
+from server.games.auction import OpenAuction
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
 
@@ -29,6 +29,7 @@ class ParsimoniaState(Game):
         self.cfg = cfg
         self.rng = Rng(seed)
         self.cards = {c.id: c for c in cfg.deck.cards}
+        self.tourists_types = cfg.deck.tourists_types  # tourists card -> its type (shared: do not change it)
         self.dollars = [cfg.start_dollars] * players
         self.company_dollars = cfg.bank - cfg.start_dollars * players
         self.active = [True] * players
@@ -38,6 +39,10 @@ class ParsimoniaState(Game):
         self.aside: list[int] = []
         self.bought: dict[int, int] = {}  # tourists card bought at auction -> its buyer, who owes its placing
         self.auctions: dict[int, OpenAuction] = {}
+        self.lone_lots: dict[int, int] = {}  # open auction of a lone tourists card -> its type (in opening order)
+        # seat -> the sum of its standing bids over the open auctions: kept by the engine's _bid, _withdraw
+        # and _remove_auction, the only ways a standing bid starts or ends (the tests recompute it by step)
+        self.promised = [0] * players
         self.next_auction = 1
         self.ready: set[int] = set()
         self.end_votes: set[int] = set()
@@ -79,15 +84,15 @@ class ParsimoniaState(Game):
         return len(self.free_resources(seat, card_type)) - len(self.owed(seat, card_type))
 
     def committed(self, seat: int) -> int:
-        return committed(self.auctions.values(), seat)
+        """Dollars ``seat`` has promised (``auction.committed`` of the open auctions, kept as bids change)."""
+        return self.promised[seat]
 
     def free_dollars(self, seat: int) -> int:
         return self.dollars[seat] - self.committed(seat)
 
     def lone_tourists_type(self, auction: OpenAuction) -> int | None:
         """The type of the auction's lot if it is a lone tourists card, else None."""
-        card = self.cards[auction.lot[0]]
-        return card.type if card.kind == TOURISTS else None
+        return self.tourists_types.get(auction.lot[0])
 
     def may_take_lot(self, seat: int, auction: OpenAuction) -> bool:
         """A lone tourists card may go only to a player with room for it (a free resource card of its type)."""
@@ -108,7 +113,8 @@ class ParsimoniaState(Game):
 
     def selling_resources(self) -> set[int]:
         """The seats with a resource card up for auction (their lot is still theirs)."""
-        return {a.seller for a in self.auctions.values() if a.seller is not None and self.lone_tourists_type(a) is None}
+        lone = self.tourists_types
+        return {a.seller for a in self.auctions.values() if a.seller is not None and a.lot[0] not in lone}
 
     # ------------------------------------------------------------------ the end
 
@@ -130,7 +136,9 @@ class ParsimoniaState(Game):
     # ------------------------------------------------------------------ what a seat may see
 
     def auction_view(self, a: OpenAuction) -> dict[str, Any]:
-        return {**a.to_view(), "lot_kind": self.cards[a.lot[0]].kind}
+        view = a.to_view()  # a new map: adding to it costs no copy
+        view["lot_kind"] = self.cards[a.lot[0]].kind
+        return view
 
     def static(self) -> dict[str, Any]:
         """The card table and the configuration (one shared map: read it, do not change it)."""

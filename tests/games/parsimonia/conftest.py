@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from server.games.auction import committed
 from server.games.base import Event
 from tests.games.table import EngineTable
 from server.games.parsimonia import Config, Parsimonia
@@ -54,7 +55,10 @@ def check_invariants(g: Parsimonia) -> None:
         assert g.cards[r].kind == "resource" and g.cards[t].kind == "tourists"
     assert sum(g.dollars) + g.company_dollars == g.cfg.bank
     assert g.company_dollars >= 0 and all(d >= 0 for d in g.dollars)
+    lone = {a.id: t for a in g.auctions.values() if (t := g.lone_tourists_type(a)) is not None}
+    assert list(g.lone_lots.items()) == list(lone.items()), "the index of lone tourists lots drifted"
     for s in range(g.n):
+        assert g.committed(s) == committed(g.auctions.values(), s), "the kept commitment drifted"
         assert g.committed(s) <= g.dollars[s]
 
 

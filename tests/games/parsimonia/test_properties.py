@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from protocol.schema import SchemaError
 from server.games import IllegalAction, new_game
+from server.games.auction import committed
 from server.games.parsimonia import Parsimonia
 from server.games.parsimonia.commands import COMMANDS
 from server.games.parsimonia.config import DEFAULT_BANK
@@ -78,7 +79,10 @@ def check_invariants(g: Parsimonia) -> None:
     # dollars
     assert sum(g.dollars) + g.company_dollars == g.cfg.bank, "dollars created or lost"
     assert g.company_dollars >= 0 and min(g.dollars) >= 0
+    lone = {a.id: t for a in g.auctions.values() if (t := g.lone_tourists_type(a)) is not None}
+    assert list(g.lone_lots.items()) == list(lone.items()), "the index of lone tourists lots drifted"
     for s in range(g.n):
+        assert g.committed(s) == committed(g.auctions.values(), s), f"seat {s}: the kept commitment drifted"
         assert g.committed(s) <= g.dollars[s], f"seat {s} committed beyond its dollars"
 
     # cards: each exactly once, each kind where it may be
