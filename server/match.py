@@ -112,8 +112,10 @@ class Match:
 
     @property
     def views_due(self) -> bool:
-        """Whether a round of views is owed: something changed since the last ``flush_views``."""
-        return self._views_due
+        """Whether a round of views is owed: something changed since the last ``flush_views``, and someone
+        wants views (a bot that asked for events only costs no round)."""
+        return self._views_due and (any(s.views and s.sub is not None for s in self.seats)
+                                    or any(self.spectators.values()))
 
     def next_deadline(self) -> int | None:
         if self.engine is None or self.paused_at is not None or self.state == OVER:
