@@ -18,6 +18,7 @@ table keeps only its last events in memory too, as many as a resume may replay (
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -248,13 +249,12 @@ class Table(_Shell):
 
     def _log_event(self, event: Event) -> None:
         """Notable events at info, the rest at debug; never the fields of an event some seats may not see."""
-        fields = event.data if event.audience is None else {}
         if event.type == "result":
             return
-        if event.type.endswith("_ended") or event.type in ("paused", "unpaused", "game_started"):
-            self.log.info(event.type, **_loggable(fields))
-        else:
-            self.log.debug(event.type, **_loggable(fields))
+        notable = event.type.endswith("_ended") or event.type in ("paused", "unpaused", "game_started")
+        level = logging.INFO if notable else logging.DEBUG
+        if self.log.is_enabled_for(level):  # the fields are not even gathered for a line nobody will see
+            self.log.log(level, event.type, **_loggable(event.data if event.audience is None else {}))
 
 
 def _loggable(fields: dict[str, Any]) -> dict[str, Any]:
