@@ -22,7 +22,7 @@ from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
 from server import logs, metrics
 from server.games import GAMES
-from server.limits import TokenBucket
+from server.limits import TokenBucket, spread
 from server.table import REPLAY_LIMIT, Request
 from server.transport import frames
 from server.transport.websocket import WebSocket
@@ -52,6 +52,8 @@ class Connection:
         self._strikes = 0
         self.struck_out = False  # closed for a run of rate-limit strikes (its address then waits, server.app)
         self._pinged_at: float | None = None  # when the idle client was pinged, until it is heard again
+        self._idle_ping_s = spread(self.client.idle_ping_s)  # its own: connections made together are not all
+        # pinged in the same millisecond
         self.created = 0
         self.client_name = ""
         self._reading = trio.CancelScope()  # cancelled to stop reading once the connection is closed
@@ -109,7 +111,7 @@ class Connection:
             self.log.info("disconnected", reason=self.close_reason or "closed by client")
 
     async def _reader(self) -> None:
-        with trio.move_on_after(self.client.hello_timeout_s) as hello_scope:
+        with trio.move_on_after(spread(self.client.hello_timeout_s)) as hello_scope:
             first = await self._receive()
         if hello_scope.cancelled_caught:
             self.close("no hello in time")
@@ -129,16 +131,17 @@ class Connection:
     def _idle_deadline(self) -> float:
         limits = self.client
         if self._pinged_at is None:
-            return self.ws.last_heard + limits.idle_ping_s
+            return self.ws.last_heard + self._idle_ping_s
         return self._pinged_at + limits.idle_close_s - limits.idle_ping_s
 
     def _idle(self) -> None:
-        """Ping a client that has been silent for ``idle_ping_s``; close it if the answer does not come
-        within ``idle_close_s - idle_ping_s``. A busy client only passes by here once per ``idle_ping_s``."""
+        """Ping a client that has been silent for ``idle_ping_s`` (up to a tenth more: ``limits.spread``); close it
+        if the answer does not come within ``idle_close_s - idle_ping_s``. A busy client only passes by here
+        once per ``idle_ping_s``."""
         now, heard = trio.current_time(), self.ws.last_heard
         if self._pinged_at is not None and heard >= self._pinged_at:
             self._pinged_at = None  # it answered
-        if now < heard + self.client.idle_ping_s:
+        if now < heard + self._idle_ping_s:
             return
         if self._pinged_at is None:
             self._pinged_at = now

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
+
+SPREAD = 0.1  # a timeout falls due up to this fraction of itself late, at random
+_spread = random.Random()  # the runtime's, not the rules': when a connection times out is nobody's secret
+
+
+def spread(seconds: float) -> float:
+    """``seconds``, stretched by up to ``SPREAD`` of itself at random. A thousand connections that arrived
+    together (a flood, a LAN's bots started at once) then do not all time out, or get pinged, in the same
+    millisecond: that burst would be a few milliseconds of the server's one thread, a stall for every table."""
+    return seconds * (1 + SPREAD * _spread.random())
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ WebSocket upgrade (RFC 6455, section 4.2).
 Bounds: a request head may have at most ``MAX_HEAD_BYTES`` (else 431) and a body at most
 ``MAX_BODY_BYTES`` (else 413; the server serves GET and HEAD only). A whole request, head and body, must
 arrive within ``REQUEST_TIMEOUT_S`` of the time the server starts waiting for it (on a kept-alive
-connection: of the previous response), and a response must be taken by the client within
+connection: of the previous response; the server waits up to a tenth longer, at random, so that a flood's
+connections do not all time out at once), and a response must be taken by the client within
 ``RESPONSE_TIMEOUT_S``; past either the connection is closed. So a client that trickles its headers
 (slowloris) holds its task for at most ``REQUEST_TIMEOUT_S``.
 """
@@ -18,6 +19,8 @@ from http import HTTPStatus
 
 import h11
 import trio
+
+from server.limits import spread
 
 MAX_HEAD_BYTES = 16 * 1024
 MAX_BODY_BYTES = 4 * 1024
@@ -51,7 +54,7 @@ class HttpConnection:
     async def next_request(self) -> h11.Request | None:
         """The next request, its body read and dropped; None when the connection is over (the client
         closed it, took too long, or sent what is not HTTP: answered 400, 408, 413 or 431 if possible)."""
-        with trio.move_on_after(REQUEST_TIMEOUT_S):
+        with trio.move_on_after(spread(REQUEST_TIMEOUT_S)):
             try:
                 return await self._read_request()
             except h11.RemoteProtocolError as exc:

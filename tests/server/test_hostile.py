@@ -315,6 +315,27 @@ async def test_a_connection_without_hello_is_closed_after_the_handshake_timeout(
             await trio.sleep(0.01)
 
 
+async def test_connections_that_arrive_together_without_hello_time_out_spread_over_a_tenth_of_the_timeout(
+        start_server, autojump_clock):
+    """A flood's connections all arrive in the same instant: closing them all in one millisecond would stall every
+    table for that burst (docs/reliability.md), so each times out within a tenth of the timeout after it."""
+    server = await start_server(client=ClientLimits(hello_timeout_s=10))
+    closed_at: list[float] = []
+    t0 = trio.current_time()
+
+    async def mute() -> None:
+        async with connect(server, "mute", hello=False) as client:
+            await client.wait_closed()
+            closed_at.append(trio.current_time() - t0)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(40):
+            nursery.start_soon(mute)
+    assert len(closed_at) == 40
+    assert 10 <= min(closed_at) and max(closed_at) < 11.1
+    assert max(closed_at) - min(closed_at) > 0.3  # spread out: 40 draws in a second are not all within 0.3 s
+
+
 async def test_an_idle_client_that_answers_pings_stays_and_one_that_does_not_is_closed(start_server, autojump_clock):
     server = await start_server(client=ClientLimits(idle_ping_s=2, idle_close_s=5))
     async with connect(server, "quiet but alive") as alive, connect(server, "stuck", pump=False) as stuck:
