@@ -79,6 +79,32 @@ describe("requests and pushes", () => {
   });
 });
 
+describe("joining", () => {
+  it("sends a secret key with a join, the same one when the join of that table is sent again", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    serve(s, () => 0)();
+    await connected;
+    const first = c.join("t1", "Ada").catch((e) => e);
+    const sent = s.last("join");
+    s.push({ type: "error", re: sent.id, code: "internal", message: "lost", table: "t1" });
+    await first;
+    const again = c.join("t1", "Ada");
+    const resent = s.last("join");
+    s.push({ type: "joined", re: resent.id, table: "t1", seat: 0, token: "T", game: "parsimonia", static: {} });
+    await again;
+    const other = c.join("t2", "Ada").catch((e) => e);
+    const third = s.last("join");
+    s.push({ type: "error", re: third.id, code: "table_full", message: "full", table: "t2" });
+    await other;
+    expect(sent.key).toMatch(/^[A-Za-z0-9_-]{24}$/); // SPEC.md: 16 to 64 characters
+    expect(resent.key).toBe(sent.key);
+    expect(third.key).not.toBe(sent.key);
+  });
+});
+
 describe("resume after a drop", () => {
   it("reconnects with backoff and resumes the seat from the last seq, then watches again", async () => {
     const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, random: () => 0.5, backoffMs: [100, 1000] });

@@ -56,6 +56,8 @@ export class Client {
     this.tables = new Map();
     /** @type {Map<string, boolean>} bulletin topics followed */
     this.topics = new Map();
+    /** @type {Map<string, string>} the key each table's join carries, kept for the same join sent again */
+    this.joinKeys = new Map();
     /** @type {Map<number, {resolve: (m: any) => void, reject: (e: Error) => void}>} */
     this.pending = new Map();
     /** @type {Map<string, Set<(payload: any) => void>>} */
@@ -353,9 +355,18 @@ export class Client {
     return (await this.request(msg)).table;
   }
 
-  /** Take a free seat. @param {string} table @param {string} name */
+  /**
+   * Take a free seat. The join carries a secret key this client keeps per table: the same join sent again (its
+   * `joined` lost with the connection) gets the same seat back, not a second one (SPEC.md, `join`).
+   * @param {string} table @param {string} name
+   */
   async join(table, name) {
-    const r = await this.request({ type: "join", table, name });
+    let key = this.joinKeys.get(table);
+    if (key === undefined) {
+      key = joinKey();
+      this.joinKeys.set(table, key);
+    }
+    const r = await this.request({ type: "join", table, name, key });
     const t = this.track(table, r.game, "seat");
     t.seat = r.seat;
     t.token = r.token;
@@ -429,4 +440,10 @@ export class Client {
   serverNow() {
     return this.clock.serverNow(this.now());
   }
+}
+
+/** 18 random bytes from the platform's cryptographic source, as 24 characters of base64url. */
+function joinKey() {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(18));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
 }
