@@ -371,6 +371,7 @@ class Parsimonia(ParsimoniaState):
     def _remove_auction(self, a: OpenAuction) -> None:
         del self.auctions[a.id]
         self.lone_lots.pop(a.id, None)
+        self._auction_views.pop(a.id, None)
         self.timers.cancel((AUCTION, a.id))
         for bidder, amount in a.bids.items():
             self.promised[bidder] -= amount
@@ -379,10 +380,12 @@ class Parsimonia(ParsimoniaState):
         before = a.bids.get(seat, 0)
         a.bid(seat, amount, self._at)
         self.promised[seat] += amount - before
+        self._auction_views.pop(a.id, None)
 
     def _withdraw(self, a: OpenAuction, seat: int) -> None:
         self.promised[seat] -= a.bids.get(seat, 0)
         a.withdraw(seat)
+        self._auction_views.pop(a.id, None)
 
     # ------------------------------------------------------------------ placing tourists cards
 

@@ -43,6 +43,10 @@ class ParsimoniaState(Game):
         # seat -> the sum of its standing bids over the open auctions: kept by the engine's _bid, _withdraw
         # and _remove_auction, the only ways a standing bid starts or ends (the tests recompute it by step)
         self.promised = [0] * players
+        # open auction -> its view as public_view gives it, built when first asked for and dropped by the
+        # same three (a standing bid's start or end changes the view, the auction's end removes it): no
+        # one changes a view once built, so every round of views shares the ones of unchanged auctions
+        self._auction_views: dict[int, dict[str, Any]] = {}
         self.next_auction = 1
         self.ready: set[int] = set()
         self.end_votes: set[int] = set()
@@ -140,13 +144,21 @@ class ParsimoniaState(Game):
         view["lot_kind"] = self.cards[a.lot[0]].kind
         return view
 
+    def _shared_auction_view(self, a: OpenAuction) -> dict[str, Any]:
+        """``auction_view(a)``, built once while the auction does not change (shared: do not change it)."""
+        view = self._auction_views.get(a.id)
+        if view is None:
+            view = self._auction_views[a.id] = self.auction_view(a)
+        return view
+
     def static(self) -> dict[str, Any]:
         """The card table and the configuration (one shared map: read it, do not change it)."""
         return self._static
 
     def public_view(self) -> dict[str, Any]:
         """Everything but the order of the tourists deck and of the aside pile (sent sorted): hands, money,
-        bids and the drawn card are public, so a seat has nothing private."""
+        bids and the drawn card are public, so a seat has nothing private. The auctions' maps are kept from one
+        call to the next while their auctions do not change: read them, do not change them."""
         return {
             "game": self.NAME,
             "now": self.now,
@@ -180,7 +192,7 @@ class ParsimoniaState(Game):
             "company": {"dollars": self.company_dollars, "cards": [[c, self.on.get(c)] for c in self.company_cards]},
             "deck_count": len(self.deck),
             "aside": sorted(self.aside),
-            "auctions": [self.auction_view(a) for a in self.auctions.values()],
+            "auctions": [self._shared_auction_view(a) for a in self.auctions.values()],
             "result": self.result() if self.phase == Phase.OVER else None,
         }
 
