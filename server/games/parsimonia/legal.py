@@ -14,32 +14,31 @@ from .phases import Phase, Step
 from .state import ParsimoniaState
 
 
-def _range(lo: int, hi: int) -> dict[str, int]:
-    return {"min": lo, "max": hi}
-
-
 def legal_actions(g: ParsimoniaState, seat: int) -> list[dict[str, Any]]:
     if g.phase == Phase.OVER or not 0 <= seat < g.n or not g.active[seat]:
         return []
     out: list[dict[str, Any]] = []
+    closes: list[dict[str, Any]] = []  # the seat's own auctions, offered after every bid
     free = g.free_dollars(seat)
+    lone = g.lone_lots
     room: dict[int, bool] = {}  # card type -> whether the seat may take a lone tourists card of it
     for a in g.auctions.values():
         if seat == a.seller:
+            if a.rule == SELLER_PICKS:
+                closes.append({"type": "close", "auction": a.id, "winner": None})
+                closes += [{"type": "close", "auction": a.id, "winner": b} for b in sorted(a.bids)]
             continue
-        card_type = g.lone_lots.get(a.id)
-        if card_type is not None:
-            if card_type not in room:
-                room[card_type] = g.room_for(seat, card_type) > 0
-            if not room[card_type]:
-                continue
+        if lone:
+            card_type = lone.get(a.id)
+            if card_type is not None:
+                if card_type not in room:
+                    room[card_type] = g.room_for(seat, card_type) > 0
+                if not room[card_type]:
+                    continue
         lowest, top = a.min_bid(), free + a.bids.get(seat, 0)
         if lowest <= top:
             out.append({"type": "bid", "auction": a.id, "amount": {"min": lowest, "max": top}})
-    for a in g.auctions.values():
-        if a.rule == SELLER_PICKS and a.seller == seat:
-            out.append({"type": "close", "auction": a.id, "winner": None})
-            out += [{"type": "close", "auction": a.id, "winner": b} for b in sorted(a.bids)]
+    out += closes
     for card, buyer in g.bought.items():
         if buyer == seat:
             out += [
@@ -47,13 +46,12 @@ def legal_actions(g: ParsimoniaState, seat: int) -> list[dict[str, Any]]:
                 for r in g.free_resources(seat, g.cards[card].type)
             ]
     if free >= 1:
-        out += [
-            {"type": "give", "to": s, "amount": _range(1, free)}
-            for s in range(g.n) if s != seat and g.active[s]
-        ]
+        gift = {"min": 1, "max": free}  # one range for every give (as ``price`` below): read it, do not change it
+        active = g.active
+        out += [{"type": "give", "to": s, "amount": gift} for s in range(g.n) if s != seat and active[s]]
     out.append({"type": "vote_end", "agree": seat not in g.end_votes})
     out.append({"type": "quit"})
-    price = _range(0, g.cfg.bank)
+    price = {"min": 0, "max": g.cfg.bank}
     if g.phase == Phase.OPENING:
         if seat not in g.ready:
             out.append({"type": "ready"})
