@@ -100,7 +100,8 @@ def fill(template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 def play(players: int, seed: int, options: dict[str, Any], time_scale: float, steps: int,
          check: Any) -> Parsimonia:
-    """Random legal play, mostly bids (a rare quit or vote to end included), checked after every command and deadline."""
+    """Random legal play, mostly bids (a rare quit or vote to end included), checked after every command and
+    deadline."""
     g = new_game("parsimonia", players, seed, options, time_scale)
     assert isinstance(g, Parsimonia)
     rng = random.Random(seed)
