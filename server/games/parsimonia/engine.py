@@ -41,6 +41,13 @@ class Parsimonia(ParsimoniaState):
     def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Parsimonia":
         return cls(players, seed, Config.from_options(options), start_ms)
 
+    def _shifted(self, delta_ms: int) -> None:
+        """A pause (or the server's downtime): the open auctions' times move with their quiet-time deadlines, so a
+        view's ``closes_at`` stays the instant the auction will close."""
+        for a in self.auctions.values():
+            a.shift(delta_ms)
+        self._auction_views.clear()
+
     def legal_actions(self, seat: int) -> list[dict[str, Any]]:
         return legal_actions(self, seat)
 

@@ -74,6 +74,24 @@ def test_quiet_time_sells_to_highest_bidder(table: Table) -> None:
     assert table.last("auction_closed").data["reason"] == "quiet"
 
 
+def test_a_pause_moves_an_open_auctions_times_with_its_quiet_time(table: Table) -> None:
+    g = table.g
+    a, _ = _opening_auction(table)
+    table.at(1000)
+    table.bid(1, a, 60)
+    assert [v["closes_at"] for v in g.public_view()["auctions"]] == [1000 + 30_000]
+    g.shift(5000)  # the table was paused 5 s (or the server was down)
+    table.t = g.now
+    view = {v["id"]: v for v in g.public_view()["auctions"]}[a]
+    assert view["closes_at"] == 1000 + 5000 + 30_000 == g.next_deadline()
+    assert view["opened_at"] == 5000
+    table.at(1000 + 5000 + 30_000 - 1)
+    assert a in g.auctions
+    table.at(1000 + 5000 + 30_000)
+    closed = table.last("auction_closed")
+    assert closed.data["reason"] == "quiet" and closed.at == view["closes_at"]
+
+
 def test_each_bid_restarts_quiet_time(table: Table) -> None:
     g = table.g
     a, _ = _opening_auction(table)
