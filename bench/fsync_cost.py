@@ -57,19 +57,32 @@ def measure(directory: str, files: int, per_round: int, threads: int, rounds: in
     return result
 
 
+def _positive(text: str) -> int:
+    value = int(text) if text.strip().isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def _positives(text: str) -> list[int]:
+    return [_positive(part) for part in text.split(",")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", help="where to write (default: a temporary directory, removed after)")
-    parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--per-round", default="20,100", help="records per round, comma-separated")
-    parser.add_argument("--threads", default="1,4,8", help="fsync threads, comma-separated")
-    parser.add_argument("--records", type=int, default=4000, help="records per measurement")
+    parser.add_argument("--files", type=_positive, default=1000)
+    parser.add_argument("--per-round", type=_positives, default="20,100", help="records per round, comma-separated")
+    parser.add_argument("--threads", type=_positives, default="1,4,8", help="fsync threads, comma-separated")
+    parser.add_argument("--records", type=_positive, default=4000, help="records per measurement")
     args = parser.parse_args()
+    if args.dir is not None and not os.path.isdir(args.dir):
+        parser.error(f"--dir {args.dir}: no such directory")
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="fsync-cost-") as directory:
         print(f"{'per round':>9} {'threads':>7} {'fsync-each us/rec':>18} {'shared-log us/rec':>18} "
               f"{'fsync-each ms/round':>20} {'shared-log ms/round':>20}")
-        for per_round in (int(n) for n in args.per_round.split(",")):
-            for threads in (int(n) for n in args.threads.split(",")):
+        for per_round in args.per_round:
+            for threads in args.threads:
                 r = measure(directory, args.files, per_round, threads, max(1, args.records // per_round))
                 print(f"{per_round:>9} {threads:>7} {r['fsync-each_cpu_us_per_record']:>18.0f} "
                       f"{r['shared-log_cpu_us_per_record']:>18.0f} {r['fsync-each_ms_per_round']:>20.2f} "
@@ -81,3 +94,5 @@ if __name__ == "__main__":
         main()
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except OSError as exc:  # a directory it may not write to, a full disk
+        raise SystemExit(f"fsync_cost: {exc.strerror or exc}: {exc.filename or ''}") from None
