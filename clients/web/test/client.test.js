@@ -37,18 +37,24 @@ function serve(socket, serverTime, more = () => {}) {
 
 const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
 
+/** A client connected to a fake server whose clock reads `serverTime()`: hello answered, welcome in. */
+async function connectedClient(serverTime = () => 0) {
+  const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
+  const connecting = c.connect();
+  await flush();
+  const s = FakeSocket.all[0];
+  serve(s, serverTime)();
+  await flush();
+  await connecting;
+  return { c, s };
+}
+
 beforeEach(() => { FakeSocket.all = []; vi.useFakeTimers(); });
 afterEach(() => { vi.useRealTimers(); });
 
 describe("requests and pushes", () => {
   it("matches replies by re, whatever order they come in, with pushes between", async () => {
-    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
-    const connected = c.connect();
-    await flush();
-    const s = FakeSocket.all[0];
-    serve(s, () => 1000)();
-    await flush();
-    await connected;
+    const { c, s } = await connectedClient(() => 1000);
     const a = c.request({ type: "tables" });
     const b = c.request({ type: "create", game: "parsimonia", seats: 2 });
     const [ta, tb] = [s.last("tables"), s.last("create")];
@@ -64,12 +70,7 @@ describe("requests and pushes", () => {
   });
 
   it("rejects an error reply with its code and reason", async () => {
-    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
-    const connected = c.connect();
-    await flush();
-    const s = FakeSocket.all[0];
-    serve(s, () => 0)();
-    await connected;
+    const { c, s } = await connectedClient();
     const p = c.act("t1", { type: "bid", auction: 1, amount: 3 });
     const act = s.last("act");
     expect(act.command).toEqual({ type: "bid", auction: 1, amount: 3 });
@@ -81,12 +82,7 @@ describe("requests and pushes", () => {
 
 describe("joining", () => {
   it("sends a secret key with a join, the same one when the join of that table is sent again", async () => {
-    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
-    const connected = c.connect();
-    await flush();
-    const s = FakeSocket.all[0];
-    serve(s, () => 0)();
-    await connected;
+    const { c, s } = await connectedClient();
     const first = c.join("t1", "Ada").catch((e) => e);
     const sent = s.last("join");
     s.push({ type: "error", re: sent.id, code: "internal", message: "lost", table: "t1" });
