@@ -10,7 +10,8 @@
 
 Game time runs on trio's clock: with the ``autojump_clock`` fixture it costs no wall time, and every wait
 here has a game-time limit (``WAIT_S``) so a test that waits for a frame that never comes fails instead of
-hanging.
+hanging. Such a test never waits on the kernel: its server and clients talk through the in-memory network
+(``tests/memory_net.py``, installed by ``tests/conftest.py``); a test on real time uses real sockets.
 """
 
 from __future__ import annotations

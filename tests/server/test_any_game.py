@@ -1,4 +1,4 @@
-"""A game registered in the tests alone plays through everything: the runtime over real sockets, the SDK,
+"""A game registered in the tests alone plays through everything: the runtime over the WebSocket protocol, the SDK,
 simulate, recovery. Nothing outside its own module knows it."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ async def play(url: str, seats: int) -> list[dict]:
     return [b.result for b in bots]
 
 
-async def test_a_toy_game_plays_to_its_end_over_real_sockets_with_sdk_bots(autojump_clock, tmp_path):
+async def test_a_toy_game_plays_to_its_end_over_websockets_with_sdk_bots(autojump_clock, tmp_path):
     async with trio.open_nursery() as nursery:
         server = await nursery.start(Server(ServerConfig(port=0, data_dir=str(tmp_path), sync="write")).run)
         results = await play(f"ws://127.0.0.1:{server.port}", 3)

@@ -1,9 +1,9 @@
-"""Connections over real sockets: dropping and resuming a seat, a client too slow to read, and every
-kind of bad message, each answered with its documented error code while the table plays on."""
+"""Connections over the WebSocket protocol (in memory: tests/memory_net.py): dropping and resuming a seat, a
+client too slow to read, and every kind of bad message, each answered with its documented error code while the
+table plays on."""
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import msgpack
@@ -120,55 +120,52 @@ async def test_resume_takes_the_seat_from_a_connection_still_open(server, autoju
 # ------------------------------------------------------------------ a client that stops reading
 
 
-async def test_stalled_client_dropped_while_table_plays_on(start_server, autojump_clock):
+async def test_stalled_client_dropped_while_table_plays_on(start_server, autojump_clock, memory_net):
     server = await start_server(queue_size=8)
     options = {**SHORT, "game_ms": 30_000}
-    async with connect(server, "s0") as c0, connect(server, "s2") as c2, \
-            connect(server, "stalled", pump=False) as stalled:
-        table = await create_table(c0, 3, seed=5, options=options)
-        await join(c0, table)
-        await stalled.send({"type": "join", "id": 1, "table": table, "name": "stalled"})
-        joined = await stalled.receive()  # the last frame it reads while the game is on
-        assert joined["type"] == "joined" and joined["seat"] == 1
-        # small socket buffers at both ends, so that how much the kernel holds for a reader that never reads does
-        # not decide when the drop comes (loopback's buffers grow to megabytes: a whole game fitted, in one run)
-        stalled.ws._stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        conn = next(c for c in server.connections.values() if c.client_name == "stalled")
-        conn.ws._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-        t = server.lobby.tables[table]
-        dropped_at: list[int] = []
-        results: list[dict[str, Any]] = []
+    async with connect(server, "s0") as c0, connect(server, "s2") as c2:
+        # what the connection holds for a reader that never reads is 4 KiB, not whatever a kernel's buffers grow to
+        memory_net.capacity = 4096
+        async with connect(server, "stalled", pump=False) as stalled:
+            table = await create_table(c0, 3, seed=5, options=options)
+            await join(c0, table)
+            await stalled.send({"type": "join", "id": 1, "table": table, "name": "stalled"})
+            joined = await stalled.receive()  # the last frame it reads while the game is on
+            assert joined["type"] == "joined" and joined["seat"] == 1
+            t = server.lobby.tables[table]
+            dropped_at: list[int] = []
+            results: list[dict[str, Any]] = []
 
-        async def watch_drop() -> None:
-            await until(lambda: t.match.seats[1].sub is None, step=0.05)
-            dropped_at.append(t.match.seq)
+            async def watch_drop() -> None:
+                await until(lambda: t.match.seats[1].sub is None, step=0.05)
+                dropped_at.append(t.match.seq)
 
-        async def seat(client: RawClient, index: int) -> None:
-            results.append(await play_seat(client, index, make_player("greedy", index)))
+            async def seat(client: RawClient, index: int) -> None:
+                results.append(await play_seat(client, index, make_player("greedy", index)))
 
-        with trio.fail_after(600):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(watch_drop)
-                await join(c2, table)
-                nursery.start_soon(seat, c0, 0)
-                nursery.start_soon(seat, c2, 2)
-        # the server let go of the stalled seat while the game went on, and the others played it to its end
-        assert dropped_at and dropped_at[0] < t.match.seq - 20
-        assert len(results) == 2 and results[0] == results[1] and t.state == "over"
-        for client in (c0, c2):
-            seqs = [m["seq"] for m in client.events()]
-            assert seqs == list(range(1, t.match.seq + 1))
-        assert t.match.engine.result()["turns"] > 3  # the stalled seat's turns timed out and play went on
+            with trio.fail_after(600):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(watch_drop)
+                    await join(c2, table)
+                    nursery.start_soon(seat, c0, 0)
+                    nursery.start_soon(seat, c2, 2)
+            # the server let go of the stalled seat while the game went on, and the others played it to its end
+            assert dropped_at and dropped_at[0] < t.match.seq - 20
+            assert len(results) == 2 and results[0] == results[1] and t.state == "over"
+            for client in (c0, c2):
+                seqs = [m["seq"] for m in client.events()]
+                assert seqs == list(range(1, t.match.seq + 1))
+            assert t.match.engine.result()["turns"] > 3  # the stalled seat's turns timed out and play went on
 
-        # the stalled client finds its connection closed after the frames that were already on their way
-        read: list[dict[str, Any]] = []
-        with pytest.raises(ConnectionClosed), trio.fail_after(5):
-            while True:
-                read.append(await stalled.receive())
-        assert len(read) < t.match.seq
-        assert not [m for m in read if m["type"] == "event" and m["event"]["type"] == "result"]
-        last_seq = max((m["seq"] for m in read if m["type"] == "event"), default=0)
-        assert last_seq < dropped_at[0]
+            # the stalled client finds its connection closed after the frames that were already on their way
+            read: list[dict[str, Any]] = []
+            with pytest.raises(ConnectionClosed), trio.fail_after(5):
+                while True:
+                    read.append(await stalled.receive())
+            assert len(read) < t.match.seq
+            assert not [m for m in read if m["type"] == "event" and m["event"]["type"] == "result"]
+            last_seq = max((m["seq"] for m in read if m["type"] == "event"), default=0)
+            assert last_seq < dropped_at[0]
 
     # it can take its seat back: the game is over and its table retired, so what it gets is the result
     # (a finished table keeps no more of its history in memory than that) and the final view

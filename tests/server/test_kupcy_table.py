@@ -1,4 +1,4 @@
-"""Kupcy over real sockets: SDK bots play a whole game (the autojump clock), and every frame that reaches
+"""Kupcy over the WebSocket protocol: SDK bots play a whole game (the autojump clock), and every frame that reaches
 another seat or a spectator is checked for what must stay hidden: a sealed offer or split before its reveal,
 another seat's ship, a drawn card kept out of sight, the deck's order."""
 

@@ -1,4 +1,4 @@
-"""The lobby over real sockets: listing, creating, joining, watching and leaving tables."""
+"""The lobby over the WebSocket protocol: listing, creating, joining, watching and leaving tables."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A table over real sockets: whole games, turn deadlines, auctions across turns and the opening, and
-hidden information checked frame by frame. Game time runs on trio's autojump clock."""
+"""A table over the WebSocket protocol: whole games, turn deadlines, auctions across turns and the opening, and
+hidden information checked frame by frame. Game time runs on trio's autojump clock, the bytes in memory
+(tests/memory_net.py)."""
 
 from __future__ import annotations
 

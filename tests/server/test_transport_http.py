@@ -50,7 +50,12 @@ class Client:
 
 
 async def get(server: Any, target: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
-    return await (await Client.open(server)).get(target, **headers)
+    """One request on a connection of its own, closed after the response."""
+    client = await Client.open(server)
+    try:
+        return await client.get(target, **headers)
+    finally:
+        await client.stream.aclose()
 
 
 async def raw(server: Any, data: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""Gift of Tulips through the whole runtime: SDK bots over real sockets, every frame to every other seat and to a
+"""Gift of Tulips through the whole runtime: SDK bots over the WebSocket protocol, every frame to every other seat and to a
 spectator checked for what is hidden (the Secret Festival, a drawn card before it is played, the deck's order),
 a crash and a recovery that plays on to the end, and ``simulate`` for 2 to 6 players."""
 
@@ -47,7 +47,7 @@ def frame_cards(frame: dict[str, Any]) -> set[int]:
     return set()
 
 
-async def test_sdk_bots_play_a_whole_game_over_real_sockets(autojump_clock, tmp_path):
+async def test_sdk_bots_play_a_whole_game_over_websockets(autojump_clock, tmp_path):
     async with trio.open_nursery() as nursery:
         server = await nursery.start(Server(ServerConfig(port=0, data_dir=str(tmp_path), sync="write")).run)
         url = f"ws://127.0.0.1:{server.port}"

@@ -1,0 +1,216 @@
+"""An in-memory network for the tests that run on trio's autojump clock.
+
+Under the autojump clock, trio moves time on whenever every task waits. Over real sockets a task also waits
+for the kernel (a loopback segment not yet delivered under the load of a full suite), so a quiet time or a turn
+clock could fire in what a test meant as an instant, and the kernel decided the outcome. Here the bytes go
+through bounded buffers in the process: once a writer has run, its bytes are there for the reader, and time
+moves only when nothing at all is left to do.
+
+``MemoryNetwork.install`` replaces three things for one test:
+
+* the server's listener (``server.app.serve_tcp``): each ``Server`` gets a port number of its own, and its real
+  connection handler (HTTP, the WebSocket upgrade, ``Connection``) is run on an in-memory stream;
+* ``trio.open_tcp_stream``: a connection to 127.0.0.1 at such a port opens an in-memory stream to that server,
+  so trio-websocket's client (the SDK, ``watch``, the director's link, the raw test clients) and the HTTP tests
+  reach it unchanged. Any other address or port is refused, as a port nobody listens on is: no test on the
+  autojump clock reaches the kernel's network;
+* ``trio.to_thread.run_sync``: the work (the journal's writes and syncs, a static file's read) is done in the
+  trio thread, at once, so that time cannot move on while a thread works.
+
+Each end is a trio ``HalfCloseableStream`` and also offers what the server's WebSocket writes with: a
+non-blocking ``send`` that takes what fits and raises ``BlockingIOError`` when nothing does, and ``shutdown``.
+``capacity`` bounds what each direction holds, as a socket's buffers do; a test of a client that stops reading
+sets it small. ``address`` is the client address the server sees for the connections opened next.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import trio
+
+from server import app
+
+CAPACITY = 256 * 1024  # bytes each direction holds before a writer must wait (loopback's buffers are larger)
+FIRST_PORT = 41000
+
+
+class _Pipe:
+    """One direction: the bytes written and not yet read, at most ``capacity`` of them."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.data = bytearray()
+        self.eof = False  # the writer is done
+        self.reader_gone = False  # nobody will read: a write is lost
+        self.reset = False  # a write was lost: the next one fails
+        self.changed = trio.lowlevel.ParkingLot()
+
+    @property
+    def room(self) -> int:
+        return self.capacity - len(self.data)
+
+    def wake(self) -> None:
+        self.changed.unpark_all()
+
+
+class MemoryStream(trio.abc.HalfCloseableStream):
+    """One end of an in-memory connection."""
+
+    def __init__(self, inbound: _Pipe, outbound: _Pipe, local: tuple[str, int], remote: tuple[str, int]) -> None:
+        self._in = inbound
+        self._out = outbound
+        self._closed = False
+        self.socket = _Names(local, remote)
+
+    # -- the server WebSocket's non-blocking writes
+
+    def send(self, data: bytes | memoryview) -> int:
+        """As a non-blocking socket's ``send``: what fits is taken; an error is an ``OSError``."""
+        if self._closed or self._out.eof:
+            raise OSError(errno.EBADF if self._closed else errno.EPIPE, "this end is closed for writing")
+        if self._out.reader_gone:
+            return self._after_the_peer_left(len(data))
+        if not self._out.room:
+            raise BlockingIOError(errno.EAGAIN, "the peer's buffer is full")
+        taken = bytes(data[: self._out.room])
+        self._out.data += taken
+        self._out.wake()
+        return len(taken)
+
+    def _after_the_peer_left(self, size: int) -> int:
+        """As TCP does: the first write after the peer closed is taken (and lost: the peer answers it with a
+        reset), the next one fails."""
+        if self._out.reset:
+            raise BrokenPipeError(errno.EPIPE, "the peer closed its end")
+        self._out.reset = True
+        return size
+
+    def shutdown(self, how: int) -> None:
+        if how in (socket.SHUT_WR, socket.SHUT_RDWR):
+            self._out.eof = True
+            self._out.wake()
+
+    # -- trio's stream interface
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(bytes(data))
+        await trio.lowlevel.checkpoint()
+        while view:
+            if self._closed or self._out.eof:
+                raise trio.ClosedResourceError("this end is closed for writing")
+            if self._out.reader_gone:
+                try:
+                    self._after_the_peer_left(len(view))
+                except BrokenPipeError as exc:
+                    raise trio.BrokenResourceError(str(exc)) from exc
+                return
+            if not self._out.room:
+                await self._out.changed.park()
+                continue
+            view = view[self.send(view):]
+
+    async def wait_send_all_might_not_block(self) -> None:
+        while not (self._out.room or self._out.reader_gone or self._closed):
+            await self._out.changed.park()
+        await trio.lowlevel.checkpoint()
+
+    async def send_eof(self) -> None:
+        await trio.lowlevel.checkpoint()
+        if self._closed:
+            raise trio.ClosedResourceError("this end is closed")
+        self.shutdown(socket.SHUT_WR)
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        await trio.lowlevel.checkpoint()
+        while True:
+            if self._closed:
+                raise trio.ClosedResourceError("this end is closed")
+            if self._in.data:
+                size = len(self._in.data) if max_bytes is None else max_bytes
+                chunk = bytes(self._in.data[:size])
+                del self._in.data[:size]
+                self._in.wake()
+                return chunk
+            if self._in.eof:
+                return b""
+            await self._in.changed.park()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._out.eof = True
+            self._in.reader_gone = True
+            self._in.data.clear()
+            self._in.wake()
+            self._out.wake()
+        await trio.lowlevel.checkpoint()
+
+
+async def _in_this_thread(fn: Callable[..., Any], *args: Any, **_options: Any) -> Any:
+    await trio.lowlevel.checkpoint()
+    return fn(*args)
+
+
+class _Names:
+    """What trio-websocket asks of a stream's socket: the two ends' addresses."""
+
+    def __init__(self, local: tuple[str, int], remote: tuple[str, int]) -> None:
+        self._local, self._remote = local, remote
+
+    def getsockname(self) -> tuple[str, int]:
+        return self._local
+
+    def getpeername(self) -> tuple[str, int]:
+        return self._remote
+
+
+Handler = Callable[[Any, Any, str, str], Awaitable[None]]
+
+
+class MemoryNetwork:
+    def __init__(self) -> None:
+        self.capacity = CAPACITY
+        self.address = "127.0.0.1"
+        self._servers: dict[int, tuple[Handler, trio.Nursery]] = {}
+        self._ports = itertools.count(FIRST_PORT)
+        self._client_ports = itertools.count(50000)
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        async def open_tcp_stream(host: str, port: int, **_options: Any) -> trio.abc.HalfCloseableStream:
+            if host in ("127.0.0.1", "localhost") and port in self._servers:
+                return await self.connect(port)
+            await trio.lowlevel.checkpoint()
+            raise ConnectionRefusedError(errno.ECONNREFUSED, f"no server in this test at {host}:{port}")
+
+        monkeypatch.setattr(trio, "open_tcp_stream", open_tcp_stream)
+        monkeypatch.setattr(trio.to_thread, "run_sync", _in_this_thread)
+        monkeypatch.setattr(app, "serve_tcp", self.serve)
+
+    async def serve(self, handler: Handler, host: str, port: int, *,
+                    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        """In place of ``serve_tcp``: hands each connection ``connect`` makes to ``handler``."""
+        number = next(self._ports)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._servers[number] = (handler, nursery)
+                task_status.started(number)
+                await trio.sleep_forever()
+        finally:
+            del self._servers[number]
+
+    async def connect(self, port: int) -> MemoryStream:
+        handler, nursery = self._servers[port]
+        to_server, to_client = _Pipe(self.capacity), _Pipe(self.capacity)
+        client_end = (self.address, next(self._client_ports))
+        server_end = ("127.0.0.1", port)
+        ours = MemoryStream(to_client, to_server, client_end, server_end)
+        theirs = MemoryStream(to_server, to_client, server_end, client_end)
+        nursery.start_soon(handler, theirs, theirs, client_end[0], f"{client_end[0]}:{client_end[1]}")
+        await trio.lowlevel.checkpoint()
+        return ours
