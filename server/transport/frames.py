@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 
 BINARY = 0x82  # FIN + opcode 2
+CLOSE, PING, PONG = 0x88, 0x89, 0x8A  # FIN + the control opcodes
+NO_CODE = 1005  # a close frame without a code (RFC 6455, section 7.1.5)
 CACHE_SIZE = 64  # payloads remembered: a step's events interleave with per-connection frames
 _SHORT = struct.Struct("!BB")
 _MEDIUM = struct.Struct("!BBH")
@@ -28,6 +30,19 @@ def frame(payload: bytes) -> bytes:
     if n < 65536:
         return _MEDIUM.pack(BINARY, 126, n) + payload
     return _LONG.pack(BINARY, 127, n) + payload
+
+
+def control(first: int, payload: bytes = b"") -> bytes:
+    """A ping, pong or close frame (``first``: ``PING``, ``PONG`` or ``CLOSE``); ``payload`` of at most 125 bytes."""
+    return bytes((first, len(payload))) + payload
+
+
+def close(code: int, reason: str = "") -> bytes:
+    """A close frame: the code and as much of ``reason`` as fits in 123 bytes of UTF-8; none for ``NO_CODE``."""
+    if code == NO_CODE:
+        return control(CLOSE)
+    words = reason.encode()[:123].decode("utf-8", "ignore").encode()  # never a character cut in two
+    return control(CLOSE, code.to_bytes(2, "big") + words)
 
 
 def shared(payload: bytes) -> bytes:

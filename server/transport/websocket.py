@@ -1,9 +1,9 @@
-"""A server WebSocket on a trio socket stream: wsproto reads the client's frames; frames go out at once.
+"""A server WebSocket on a trio socket stream: our reader takes the client's frames; frames go out at once.
 
-Reading: bytes from the stream go through wsproto (``wsproto.connection.Connection``, past the
-handshake), which answers nothing by itself: this module answers pings, echoes a close, and closes with
-wsproto's code (1002, 1007, ...) on a protocol violation. ``SizeGuard`` refuses an over-long message
-from its frame header, before any of its payload is read (1009).
+Reading: bytes from the stream go through ``server.transport.wsreader.FrameReader`` (past the handshake,
+which h11 and ``server.transport.http`` made), which answers nothing by itself: this module answers pings,
+echoes a close, and closes with the reader's code (1002, 1007, 1009) on a protocol violation; an over-long
+message is refused from its frame header, before any of its payload is read (1009).
 
 Writing never blocks the caller: ``send`` writes the frame to the socket at once when the socket takes
 it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
@@ -22,43 +22,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import trio
-from wsproto.connection import Connection, ConnectionState, ConnectionType
-from wsproto.events import CloseConnection, Message, Ping
-from wsproto.extensions import Extension
-from wsproto.frame_protocol import CloseReason, Opcode, RsvBits
 
 from server.metrics import traffic
+from server.transport import frames
+from server.transport.wsreader import CLOSE, MESSAGE, PING, VIOLATION, FrameReader
 
 RECEIVE_BYTES = 65536
 WRITE_BATCH = 64  # queued frames a writer joins into one send
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
-_NO_RSV = RsvBits(False, False, False)
-
-
-class SizeGuard(Extension):
-    """Closes with 1009 when a frame header makes its message longer than ``max_bytes``.
-
-    Not negotiated with the client (it changes nothing on the wire): it is wsproto's hook that sees each
-    frame header before the payload. A fragmented message counts all its frames."""
-
-    name = "parsimonia-size-guard"
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._message = 0
-
-    def enabled(self) -> bool:
-        return True
-
-    def offer(self) -> bool:
-        return False
-
-    def frame_inbound_header(self, proto: object, opcode: Opcode, rsv: RsvBits,
-                             payload_length: int) -> CloseReason | RsvBits:
-        if opcode.iscontrol():
-            return _NO_RSV
-        self._message = payload_length + (self._message if opcode is Opcode.CONTINUATION else 0)
-        return CloseReason.MESSAGE_TOO_BIG if self._message > self.max_bytes else _NO_RSV
 
 
 class WebSocket:
@@ -71,8 +42,7 @@ class WebSocket:
         self.queue_size = queue_size  # frames that may wait for a slow client
         self.room = 0  # frames it may queue beyond that until its queue next empties (a resume's burst)
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
-        self._ws = Connection(ConnectionType.SERVER, [SizeGuard(max_message)])
-        self._parts: list[bytes | str] = []
+        self._reader = FrameReader(max_message)
         # lists, not deques: both are short or empty nearly always, and an empty deque costs 760 bytes (a
         # block of 64 slots) against 56, on each of thousands of idle connections
         self._messages: list[bytes | str] = []
@@ -83,7 +53,6 @@ class WebSocket:
         self._close_frame: bytes | None = None
         self.close_code: int | None = None  # of the close frame sent
         self.peer_closed = False  # the client sent its close frame
-        self._violated = False  # the client broke the protocol: what it sends next is not parsed
         self._eof = False  # no more messages
         self._tcp_eof = False  # the client's end of the stream (or a broken one)
         self.broken = False  # the socket failed: nothing more can be written
@@ -112,13 +81,13 @@ class WebSocket:
 
     def ping(self) -> None:
         if self._close_frame is None and not self.broken:
-            self._control(self._ws.send(Ping(b"idle?")))
+            self._control(frames.control(frames.PING, b"idle?"))
 
     def close(self, code: int, reason: str = "") -> None:
         """Send a close frame after what is queued, and nothing after it."""
-        if self._close_frame is None and self._ws.state in (ConnectionState.OPEN, ConnectionState.REMOTE_CLOSING):
+        if self._close_frame is None:
             self.close_code = code
-            self._close_frame = frame = self._ws.send(CloseConnection(code, reason))
+            self._close_frame = frame = frames.close(code, reason)
             if not self.broken:
                 self._control(frame)
 
@@ -187,34 +156,21 @@ class WebSocket:
         if not data:
             self._eof = self._tcp_eof = True
             return
-        if self._violated:
-            return
-        self._ws.receive_data(data)
-        for event in self._ws.events():
-            if isinstance(event, Message):
-                self._parts.append(event.data)
-                if event.message_finished:
-                    parts, self._parts = self._parts, []
-                    message = parts[0] if len(parts) == 1 else parts[0][:0].join(parts)  # type: ignore[arg-type]
-                    traffic.frames_in += 1
-                    traffic.bytes_in += len(message)
-                    self._messages.append(message)
-            elif isinstance(event, Ping):
+        for kind, value in self._reader.feed(data):
+            if kind == MESSAGE:
+                traffic.frames_in += 1
+                traffic.bytes_in += len(value)
+                self._messages.append(value)
+            elif kind == PING:
                 if self._close_frame is None and not self.broken:
-                    self._control(self._ws.send(event.response()))
-            elif isinstance(event, CloseConnection):
+                    self._control(frames.control(frames.PONG, value))
+            elif kind == CLOSE:
+                self._eof = self.peer_closed = True
+                self.close(*value)  # echoed (1005, no code, is echoed with none)
+            elif kind == VIOLATION:
                 self._eof = True
-                if self._ws.state in (ConnectionState.OPEN, ConnectionState.LOCAL_CLOSING):
-                    # not the client's close (that changes the state): wsproto found a violation
-                    self._violated = True
-                    reason = (f"a message may have at most {self.max_message} bytes"
-                              if event.code == CloseReason.MESSAGE_TOO_BIG else event.reason)
-                    self.close(event.code, reason[:120])
-                else:
-                    self.peer_closed = True
-                    self.close(event.code, event.reason)  # echoed (1005, no code, is echoed with none)
-                return
-            # a Pong only counts as hearing from the client (last_heard)
+                self.close(*value)
+            # a pong only counts as hearing from the client (last_heard)
 
     # -- the end
 

@@ -170,7 +170,7 @@ async def test_the_clients_close_code_is_echoed_and_the_connection_ends(server, 
     (client_frame(PING, b"", fin=False), 1002),  # a fragmented control frame
     (client_frame(TEXT, b"\xff\xfe"), 1007),  # not UTF-8
 ])
-async def test_protocol_violations_are_closed_with_wsprotos_code(server, frame, code):
+async def test_protocol_violations_are_closed_with_their_rfc6455_codes(server, frame, code):
     wire = await Wire.open(server)
     await wire.stream.send_all(frame)
     assert (await wire.closed()).code == code

@@ -1,0 +1,22 @@
+"""The frame-reading micro-benchmark reads every frame both ways and prints a cost for each (it asserts nothing
+about speed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.ws_reader import main
+
+
+def test_both_readers_read_every_frame_and_each_gets_a_figure(capsys):
+    assert main(["--frames", "40", "--per-read", "1,4", "--repeat", "1"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert [row.split()[0] for row in rows] == ["1", "4"]
+    assert all(row.endswith("x") and len(row.split()) == 4 for row in rows)
+
+
+def test_a_bad_count_is_one_line_and_status_2(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--per-read", "0"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("must be at least 1")
