@@ -1,8 +1,9 @@
 """Frames to messages and back: one msgpack map per binary WebSocket frame.
 
 ``decode`` is the only code that touches bytes from a client. It refuses an over-long frame before
-unpacking it, lets msgpack enforce the size limits while unpacking, then walks the result for what
-msgpack cannot check itself (depth, key types, value types, finite floats). Whatever the input, it
+unpacking it, lets msgpack enforce the size limits while unpacking (one ``unpackb`` call: an ``Unpacker``
+object per frame cost as much as the unpacking), then walks the result for what msgpack cannot check itself
+(depth, key types, value types, finite floats). Whatever the input, it
 returns a map or raises ``ProtocolError``.
 """
 
@@ -44,27 +45,16 @@ def decode(frame: bytes | str, limits: Limits = Limits()) -> dict[str, Any]:
         raise ProtocolError("malformed", "text frames are not accepted; send msgpack in binary frames")
     if len(frame) > limits.max_frame_bytes:
         raise ProtocolError("too_large", f"{len(frame)} bytes is over max_frame_bytes {limits.max_frame_bytes}")
-    unpacker = msgpack.Unpacker(
-        max_buffer_size=limits.max_frame_bytes,
-        max_str_len=limits.max_str_len,
-        max_bin_len=limits.max_bin_len,
-        max_array_len=limits.max_array_len,
-        max_map_len=limits.max_map_len,
-        max_ext_len=0,
-        strict_map_key=False,
-        raw=False,
-    )
-    unpacker.feed(frame)
     try:
-        message = unpacker.unpack()
+        message = msgpack.unpackb(frame, max_str_len=limits.max_str_len, max_bin_len=limits.max_bin_len,
+                                  max_array_len=limits.max_array_len, max_map_len=limits.max_map_len,
+                                  max_ext_len=0, strict_map_key=False, raw=False)
     except msgpack.StackError:
         raise ProtocolError("too_deep", f"nesting is deeper than max_depth {limits.max_depth}") from None
-    except msgpack.OutOfData:
-        raise ProtocolError("malformed", "the frame holds no complete msgpack value") from None
+    except msgpack.ExtraData:
+        raise ProtocolError("malformed", "bytes follow the message; send one msgpack map per frame") from None
     except (ValueError, TypeError) as exc:
         raise _unpack_failure(exc, limits) from None
-    if unpacker.tell() != len(frame):
-        raise ProtocolError("malformed", "bytes follow the message; send one msgpack map per frame")
     if not isinstance(message, dict):
         raise ProtocolError("malformed", f"a message must be a map, not {type(message).__name__}")
     _check_values(message, limits)
@@ -72,6 +62,8 @@ def decode(frame: bytes | str, limits: Limits = Limits()) -> dict[str, Any]:
 
 
 def _unpack_failure(exc: ValueError | TypeError, limits: Limits) -> ProtocolError:
+    if str(exc) == "Unpack failed: incomplete input":
+        return ProtocolError("malformed", "the frame holds no complete msgpack value")
     hit = _LIMIT_HIT.search(str(exc))
     if hit is None:
         return ProtocolError("malformed", f"not valid msgpack: {exc}")
@@ -81,24 +73,42 @@ def _unpack_failure(exc: ValueError | TypeError, limits: Limits) -> ProtocolErro
     return ProtocolError("too_large", str(exc))
 
 
+_SCALARS = frozenset((str, int, bool, type(None)))
+
+
 def _check_values(message: dict[str, Any], limits: Limits) -> None:
-    """Walk the unpacked map (without recursion): depth, string keys, and only the types the protocol uses."""
-    pending: list[tuple[Any, int]] = [(message, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (dict, list)):
-            if depth > limits.max_depth:
-                raise ProtocolError("too_deep", f"nesting is deeper than max_depth {limits.max_depth}")
-            if isinstance(value, dict):
-                if not all(isinstance(key, str) for key in value):
-                    raise ProtocolError("malformed", "map keys must be strings")
-                value = value.values()
-            pending.extend((item, depth + 1) for item in value)
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                raise ProtocolError("malformed", "floats must be finite")
-        elif isinstance(value, bytes):
-            if limits.max_bin_len == 0:
-                raise ProtocolError("malformed", "bin values are not accepted")
-        elif value is not None and not isinstance(value, (bool, int, str)):
-            raise ProtocolError("malformed", "ext values are not accepted")
+    """Walk the unpacked map: depth, string keys, and only the types the protocol uses. The common values (a
+    string, an integer, a boolean, nil) cost one look-up of their type."""
+    _check_map(message, 1, limits)
+
+
+def _check_map(value: dict[Any, Any], depth: int, limits: Limits) -> None:
+    if depth > limits.max_depth:
+        raise ProtocolError("too_deep", f"nesting is deeper than max_depth {limits.max_depth}")
+    for key, item in value.items():
+        if type(key) is not str:
+            raise ProtocolError("malformed", "map keys must be strings")
+        if type(item) not in _SCALARS:
+            _check_value(item, depth + 1, limits)
+
+
+def _check_value(value: Any, depth: int, limits: Limits) -> None:
+    kind = type(value)
+    if kind in _SCALARS:
+        return
+    if kind is dict:
+        _check_map(value, depth, limits)
+    elif kind is list:
+        if depth > limits.max_depth:
+            raise ProtocolError("too_deep", f"nesting is deeper than max_depth {limits.max_depth}")
+        for item in value:
+            if type(item) not in _SCALARS:
+                _check_value(item, depth + 1, limits)
+    elif kind is float:
+        if not math.isfinite(value):
+            raise ProtocolError("malformed", "floats must be finite")
+    elif kind is bytes:
+        if limits.max_bin_len == 0:
+            raise ProtocolError("malformed", "bin values are not accepted")
+    else:
+        raise ProtocolError("malformed", "ext values are not accepted")

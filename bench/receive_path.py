@@ -1,11 +1,12 @@
-"""What reading a client's WebSocket frames costs: wsproto's server connection against our reader, on the same bytes.
+"""What a client's frame costs on its way in: wsproto's server connection against our frame reader on the same
+bytes, then our codec's decode and checks of the message.
 
-    .venv/bin/python bench/ws_reader.py [--frames 20000] [--per-read 1,8] [--repeat 5]
+    .venv/bin/python bench/receive_path.py [--frames 20000] [--per-read 1,8] [--repeat 5]
 
 The frames are what the storm's bots send most: a masked binary frame holding an ``act`` with a bid (about 70
 bytes). ``--per-read`` is how many frames each read from the socket brings (1: a bot's bid alone; more: a busy
 connection's backlog). It prints the CPU time per frame of each reader (the best of ``--repeat`` runs) and
-their ratio, measured in the same run.
+their ratio, measured in the same run, and the CPU time of ``protocol.codec.decode`` per message.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 from wsproto.connection import Connection, ConnectionType
 
-from protocol.codec import encode
+from protocol.codec import decode, encode
 from server.transport.wsreader import FrameReader, unmask
 
 BID = {"type": "act", "id": 123456, "table": "t417",
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         theirs = cost_us(with_wsproto, reads, frames, args.repeat)
         mine = cost_us(with_ours, reads, frames, args.repeat)
         print(f"{per_read:>16} {theirs:>9.2f} {mine:>9.2f} {theirs / mine:>6.1f}x")
+    messages = [payload] * args.frames
+    decoding = cost_us(lambda frames: sum(1 for m in frames if decode(m)), messages, args.frames, args.repeat)
+    print(f"decode and check one message: {decoding:.2f} us")
     return 0
 
 
