@@ -16,7 +16,8 @@ from protocol.codec import Limits
 from protocol.errors import ProtocolError
 from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Str
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # the shape SPEC.md describes; a change of shape changes it (SPEC.md's change log)
+VERSIONS_SPOKEN = (PROTOCOL_VERSION,)
 
 MAX_SEATS = 16
 MAX_LISTED_TABLES = 1024
@@ -90,6 +91,7 @@ SERVER_REPLIES: dict[str, Record] = {
     "welcome": _reply(
         {
             "version": Int(PROTOCOL_VERSION, PROTOCOL_VERSION),
+            "versions": List(Int(1, 2**31 - 1), 16),
             "server_time": MILLIS,
             "limits": Record({limit.name: Int(0, 2**31 - 1) for limit in fields(Limits)}),
             "games": List(GAME, 256),
@@ -165,7 +167,8 @@ def reply(kind: str, re: int | None, **body: Any) -> dict[str, Any]:
 
 def welcome(*, re: int | None, server_time: int, limits: Limits, games: list[str]) -> dict[str, Any]:
     return reply(
-        "welcome", re, version=PROTOCOL_VERSION, server_time=server_time, limits=asdict(limits), games=games
+        "welcome", re, version=PROTOCOL_VERSION, versions=list(VERSIONS_SPOKEN), server_time=server_time,
+        limits=asdict(limits), games=games
     )
 
 

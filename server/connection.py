@@ -184,8 +184,10 @@ class Connection:
             msg = messages.parse_client(raw)
             if msg["type"] != "hello":
                 raise ProtocolError("hello_required", "the first message must be hello")
-            if msg["version"] != messages.PROTOCOL_VERSION:
-                raise ProtocolError("version_unsupported", f"this server speaks version {messages.PROTOCOL_VERSION}")
+            if msg["version"] not in messages.VERSIONS_SPOKEN:
+                spoken = ", ".join(map(str, messages.VERSIONS_SPOKEN))
+                raise ProtocolError("version_unsupported", f"this server speaks protocol version {spoken}, not "
+                                    f"{msg['version']}: see the change log in protocol/SPEC.md")
         except ProtocolError as err:
             self._fail(err, re)
             return False

@@ -40,6 +40,8 @@ import trio
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, RejectConnection, Request
 
+from protocol.messages import PROTOCOL_VERSION
+
 PER_ADDRESS = 200
 FROM = "127.0.0.2"  # the flooder's own address (the normal table and the accept checks come from 127.0.0.1)
 UPGRADE = (b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
@@ -105,7 +107,7 @@ class Client:
         await self.stream.send_all(self.frame(message))
 
     async def hello(self, name: str) -> None:
-        await self.send({"type": "hello", "id": 0, "version": 1, "client": name})
+        await self.send({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "client": name})
         welcome = await self.next_message()
         assert welcome is not None and welcome["type"] == "welcome", welcome
 

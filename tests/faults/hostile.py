@@ -32,7 +32,7 @@ import msgpack
 
 from clients.players import fill
 from protocol.codec import Limits
-from protocol.messages import CLIENT_MESSAGES
+from protocol.messages import CLIENT_MESSAGES, PROTOCOL_VERSION
 from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, Str
 from server.games import GAMES
 
@@ -362,7 +362,7 @@ class Hostile:
         rng, limits = self.rng, self.known.limits
         which = rng.randrange(5)
         if which == 0:
-            return _pack({"type": "hello", "client": "x" * (limits.max_str_len + 1), "version": 1})
+            return _pack({"type": "hello", "client": "x" * (limits.max_str_len + 1), "version": PROTOCOL_VERSION})
         if which == 1:
             return _pack({"type": "ping", "id": 1, "data": [0] * (limits.max_array_len + 1)})
         if which == 2:

@@ -23,6 +23,7 @@ import trio
 from clients.players import make_player
 from protocol.codec import decode, encode
 from protocol.errors import ERROR_CODES, FATAL_CODES, ProtocolError
+from protocol.messages import PROTOCOL_VERSION
 from server import logs
 from server.games import GAMES
 from tests.faults.conftest import scale
@@ -96,7 +97,7 @@ class Campaign:
                     continue
                 if sock.sent and sock.sent[-1]["type"] == "welcome":
                     return conn, sock
-            sock.push(encode({"type": "hello", "id": 0, "version": 1, "client": "fuzz"}))
+            sock.push(encode({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "client": "fuzz"}))
             await settle()
             if not conn.closed:
                 return conn, sock

@@ -21,7 +21,7 @@ import trio
 
 from protocol.codec import encode
 from protocol.errors import ERROR_CODES, FATAL_CODES
-from protocol.messages import SERVER_PUSHES, SERVER_REPLIES
+from protocol.messages import PROTOCOL_VERSION, SERVER_PUSHES, SERVER_REPLIES
 from server.games import GAMES
 from tests.faults.conftest import scale
 from tests.faults.hostile import Hostile, Known
@@ -54,7 +54,7 @@ class Campaign:
 
     async def greeted(self) -> HostileSocket:
         sock = await HostileSocket.open(self.port)
-        await sock.send(encode({"type": "hello", "id": 0, "version": 1, "client": "hostile"}))
+        await sock.send(encode({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "client": "hostile"}))
         welcome = await sock.receive()
         assert welcome is not None and welcome["type"] == "welcome", welcome
         return sock

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = (ROOT / "protocol" / "SPEC.md").read_text()
 
 MINIMAL = {
-    "hello": {"version": 1, "client": "c"},
+    "hello": {"version": PROTOCOL_VERSION, "client": "c"},
     "tables": {},
     "create": {"game": "parsimonia", "seats": 4},
     "join": {"table": "t1", "name": "Ada"},

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from protocol.errors import ERROR_CODES
-from protocol.messages import SERVER_PUSHES, SERVER_REPLIES, parse_client
+from protocol.messages import PROTOCOL_VERSION, SERVER_PUSHES, SERVER_REPLIES, parse_client
 from server.games import GAMES
 from server.games.base import parse_command
 
@@ -131,7 +131,7 @@ def test_the_checks_catch_what_was_wrong_before():
     with pytest.raises(Exception):
         check_client({"type": "act", "table": "t1", "command": {"type": "bid", "amount": 3}})
     with pytest.raises(AssertionError):
-        check_server({"type": "welcome", "version": 1, "server_time": 0, "games": ["parsimonia", "checkers"],
+        check_server({"type": "welcome", "version": PROTOCOL_VERSION, "versions": [PROTOCOL_VERSION], "server_time": 0, "games": ["parsimonia", "checkers"],
                       "limits": {"max_frame_bytes": 1, "max_str_len": 1, "max_bin_len": 0, "max_array_len": 1,
                                  "max_map_len": 1, "max_depth": 1}})
     with pytest.raises(Exception):

@@ -13,6 +13,7 @@ from trio_websocket import ConnectionClosed
 
 from clients.players import make_player
 from protocol.codec import decode, encode
+from protocol.messages import PROTOCOL_VERSION
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join, play_seat
 
 POLICY_VIOLATION = 1008
@@ -191,7 +192,7 @@ FATAL_CASES = [
     ("not a map", True, msgpack.packb([1, 2, 3]), "malformed", None),
     ("string over max_str_len", True, msgpack.packb({"type": "ping", "pad": "x" * 4097}), "too_large", None),
     ("before hello", False, encode({"type": "tables", "id": 3}), "hello_required", 3),
-    ("unsupported version", False, encode({"type": "hello", "id": 3, "version": 2, "client": "x"}),
+    ("unsupported version", False, encode({"type": "hello", "id": 3, "version": 1, "client": "x"}),
      "version_unsupported", 3),
 ]
 
@@ -206,6 +207,17 @@ async def test_fatal_protocol_error_answered_then_connection_closed(server, auto
         closed = await client.wait_closed()
         assert closed.code == POLICY_VIOLATION
         assert [m["type"] for m in client.frames] == (["welcome"] if hello else []) + ["error"]
+
+
+async def test_a_version_1_client_is_told_the_versions_the_server_speaks(server, autojump_clock):
+    async with connect(server, "old", hello=False) as old:
+        await old.send({"type": "hello", "id": 1, "version": 1, "client": "old"})
+        error = await old.next()
+        assert error["code"] == "version_unsupported" and "version 2, not 1" in error["message"]
+    async with connect(server, "new", hello=False) as new:
+        await new.send({"type": "hello", "id": 1, "version": PROTOCOL_VERSION, "client": "new"})
+        welcome = await new.next()
+        assert welcome["version"] == PROTOCOL_VERSION == 2 and welcome["versions"] == [2]
 
 
 async def test_a_frame_over_max_frame_bytes_is_closed_1009_with_no_error(server, autojump_clock):
@@ -250,7 +262,7 @@ async def test_bad_messages_refused_with_their_codes_while_table_plays_on(server
         reply = await refused(outsider, {"type": "act", "table": table, "command": {"type": "end_turn"}}, "not_seated")
         assert reply["table"] == table
         await refused(a, {"type": "act", "table": "t404", "command": {"type": "end_turn"}}, "no_such_table")
-        assert (await refused(a, {"type": "hello", "version": 1, "client": "again"}, "hello_required"))
+        assert (await refused(a, {"type": "hello", "version": PROTOCOL_VERSION, "client": "again"}, "hello_required"))
         # a message without an id is answered without re
         await a.send({"type": "dance"})
         anonymous = await a.expect(lambda m: m["type"] == "error")

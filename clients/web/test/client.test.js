@@ -28,7 +28,7 @@ function serve(socket, serverTime, more = () => {}) {
     for (const m of socket.sent) {
       if (seen.has(m)) continue;
       seen.add(m);
-      if (m.type === "hello") socket.push({ type: "welcome", re: m.id, version: 1, server_time: serverTime(), limits: {}, games: ["parsimonia"] });
+      if (m.type === "hello") socket.push({ type: "welcome", re: m.id, version: 2, versions: [2], server_time: serverTime(), limits: {}, games: ["parsimonia"] });
       else if (m.type === "ping") socket.push({ type: "pong", re: m.id, server_time: serverTime() });
       else more(m);
     }
@@ -202,7 +202,7 @@ describe("clock offset", () => {
     await flush();
     const s = FakeSocket.all[0];
     const hello = s.last("hello");
-    s.push({ type: "welcome", re: hello.id, version: 1, server_time: 9000, limits: {}, games: [] });
+    s.push({ type: "welcome", re: hello.id, version: 2, versions: [2], server_time: 9000, limits: {}, games: [] });
     await flush();
     const ping = s.last("ping");
     local = 40;

@@ -10,7 +10,7 @@ import { decode, encode } from "@msgpack/msgpack";
 import { ClockOffset } from "./clock.js";
 import { assemble } from "./view.js";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** An `error` reply: `code` is stable, `reason` is the game's own code for `illegal_action`. */
 export class ProtocolError extends Error {
