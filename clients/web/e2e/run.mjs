@@ -110,6 +110,14 @@ async function parsimonia(env) {
   await page.locator("button.vote-end").waitFor();
   step("a reload resumed the seat");
 
+  // a seat link with a bad code (typed wrong, or someone else's) never replaces the seat this browser holds
+  await page.evaluate((t) => { location.hash = `#${t}/NOTAVALIDSEATCODE0000`; }, pt);
+  await page.getByRole("alert").filter({ hasText: "That seat code is not valid for this table: you keep the seat" }).waitFor();
+  await page.getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await page.reload();
+  await page.getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  step("a bad seat link kept the good seat");
+
   // the organiser pauses the table: the countdowns stop, then run again
   const actx = await env.newContext();
   const org = await actx.newPage();
@@ -122,7 +130,8 @@ async function parsimonia(env) {
   await org.locator(`tr[data-table="${pt}"] button.pause`).click();
   await page.getByTestId("paused").waitFor();
   const gameClock = page.locator(".status .countdown[data-deadline]").first();
-  await page.locator(".status .countdown.paused").first().waitFor();
+  await page.locator(".status .countdown.paused .pause-icon").first().waitFor();
+  if ((await page.locator(".status").first().innerText()).includes("\u23f8")) throw new Error("the pause glyph is back");
   const frozen = await gameClock.getAttribute("data-left");
   await page.waitForFunction(() => new Promise((r) => setTimeout(() => r(true), 1500))); // let a running clock tick
   if ((await gameClock.getAttribute("data-left")) !== frozen) throw new Error("a countdown kept running while paused");
@@ -175,6 +184,8 @@ async function parsimonia(env) {
     await movedOn(page, pt, seq);
   }
   await page.locator(".log li[data-type=game_ended]").waitFor();
+  const numbered = await page.locator(".log li").evaluateAll((lis) => lis.every((li) => li.value === Number(li.dataset.seq)));
+  if (!numbered) throw new Error("the event log is not numbered by the table's sequence numbers");
   step(`the game ended after ${turnsEnded} turn(s) of Ada, who chose: ${placings.join(", ")}`);
   await page.locator(".log li[data-type=card_placed]", { hasText: /Ada \(you\) (pairs|places)/ }).first().waitFor();
   await shot(page, "parsimonia");

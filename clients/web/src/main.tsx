@@ -18,13 +18,14 @@ export function route(hash: string): Route {
   return { page: "table", table: h.split("/")[0], mode: "seat" };
 }
 
-/** A seat link #t3/TOKEN: keep the token for the table and show #t3 (the token leaves the address bar). */
-function takeSeatLink(): void {
+/** A seat link #t3/TOKEN: offer the token for the table (kept once the server accepts it) and show #t3 (the
+ * token leaves the address bar). */
+function takeSeatLink(): boolean {
   const seat = parseSeatCode(location.hash);
-  if (seat && location.hash.includes("/") && !location.hash.startsWith("#watch/")) {
-    seats.set(seat.table, seat.token);
-    history.replaceState(null, "", `#${seat.table}`);
-  }
+  if (!seat || !location.hash.includes("/") || location.hash.startsWith("#watch/")) return false;
+  seats.offer(seat.table, seat.token);
+  history.replaceState(null, "", `#${seat.table}`);
+  return true;
 }
 
 function Connection() {
@@ -40,15 +41,16 @@ function Connection() {
 
 function App() {
   const [r, setR] = useState<Route>(route(location.hash));
+  const [links, setLinks] = useState(0); // seat links taken while the page is open: each is tried afresh
   useEffect(() => {
-    const on = () => { takeSeatLink(); setR(route(location.hash)); };
+    const on = () => { if (takeSeatLink()) setLinks((n) => n + 1); setR(route(location.hash)); };
     addEventListener("hashchange", on);
     return () => removeEventListener("hashchange", on);
   }, []);
   return (
     <>
       <header class="top"><a href="#" class="brand">Parsimonia</a><Connection /></header>
-      {r.page === "lobby" ? <Lobby /> : r.page === "admin" ? <Admin /> : <TablePage key={`${r.mode}:${r.table}`} table={r.table} mode={r.mode} />}
+      {r.page === "lobby" ? <Lobby /> : r.page === "admin" ? <Admin /> : <TablePage key={`${r.mode}:${r.table}:${links}`} table={r.table} mode={r.mode} />}
     </>
   );
 }

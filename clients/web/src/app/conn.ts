@@ -42,12 +42,17 @@ export function useTick(ms = 250): number {
 }
 
 // Seat tokens are kept per table in localStorage (a reload or a new tab of the same seat resumes it);
-// the admin token in sessionStorage (gone with the tab).
+// the admin token in sessionStorage (gone with the tab). A seat code from a link or the lobby's box is only
+// offered (sessionStorage) until the server accepts it, so a mistyped code never replaces a good one.
 const SEAT_KEY = "parsimonia.seat.";
+const OFFER_KEY = "parsimonia.offered.";
 export const seats = {
   get: (table: string): string | null => localStorage.getItem(SEAT_KEY + table),
   set: (table: string, token: string) => localStorage.setItem(SEAT_KEY + table, token),
   forget: (table: string) => localStorage.removeItem(SEAT_KEY + table),
+  offer: (table: string, token: string) => sessionStorage.setItem(OFFER_KEY + table, token),
+  offered: (table: string): string | null => sessionStorage.getItem(OFFER_KEY + table),
+  withdraw: (table: string) => sessionStorage.removeItem(OFFER_KEY + table),
 };
 export const adminToken = {
   get: (): string | null => sessionStorage.getItem("parsimonia.admin"),
@@ -57,8 +62,4 @@ export const adminToken = {
 
 export { parseSeatCode } from "./seatcode";
 
-export function errorText(e: any): string {
-  if (e && e.code === "illegal_action") return `refused: ${e.reason ?? e.message}`;
-  if (e && e.code) return `${e.code}: ${String(e.message).replace(/^[a-z_]+(\s\([^)]*\))?: /, "")}`;
-  return String(e);
-}
+export { errorText } from "./words";

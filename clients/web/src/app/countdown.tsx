@@ -17,7 +17,7 @@ export function Countdown(props: { deadline: number | null | undefined; paused?:
   return (
     <span class={`countdown${urgent ? " urgent" : ""}${paused ? " paused" : ""}`} data-deadline={deadline}
       data-left={Math.round(left)} aria-label={`${label ?? "time left"}: ${clockText(left)}${paused ? ", paused" : ""}`}>
-      {label ? `${label} ` : ""}{clockText(left)}{paused ? " ⏸" : ""}
+      {label ? `${label} ` : ""}{clockText(left)}{paused ? <span class="pause-icon" aria-hidden="true" /> : null}
     </span>
   );
 }

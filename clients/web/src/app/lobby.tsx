@@ -53,7 +53,7 @@ export function Lobby() {
     e.preventDefault();
     const seat = parseSeatCode(code);
     if (!seat) { setMessage("That is not a seat code: it looks like t3/TOKEN or a link ending in #t3/TOKEN."); return; }
-    seats.set(seat.table, seat.token);
+    seats.offer(seat.table, seat.token);
     location.hash = `#${seat.table}`;
   };
   const games: string[] = client.welcome?.games ?? Object.keys(GAME_TITLES);

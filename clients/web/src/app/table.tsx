@@ -17,6 +17,18 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
     (async () => {
       try {
         if (mode === "seat") {
+          const offered = seats.offered(table);
+          seats.withdraw(table);
+          if (offered && offered !== seats.get(table)) {
+            try {
+              await client.resume(table, offered);
+              seats.set(table, offered);
+              return;
+            } catch (e: any) {
+              if (e?.code !== "bad_token" || !seats.get(table)) throw e;
+              if (live) setNotice("That seat code is not valid for this table: you keep the seat this browser already holds.");
+            }
+          }
           const token = seats.get(table);
           if (!token) { setProblem("This browser holds no seat at that table: paste your seat code in the lobby."); return; }
           const held = client.tables.get(table);

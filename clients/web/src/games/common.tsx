@@ -47,7 +47,7 @@ export function EventLog(props: { log: Logged[]; pic: Pic; game: GameModule; sta
         {items.map((l) => {
           const line = (Object.keys(l.event).length && props.game.describe(l.event, props.pic)) || genericLine(l.event, props.pic);
           const t = props.start != null ? clockText(l.time - props.start) : "";
-          return <li key={l.seq} data-type={l.event.type}><span class="t">{t}</span> {line}</li>;
+          return <li key={l.seq} value={l.seq} data-seq={l.seq} data-type={l.event.type}><span class="t">{t}</span> {line}</li>;
         })}
       </ol>
     </section>
