@@ -2,8 +2,10 @@
 
 A player is any object with ``act(view, legal) -> command | None`` (see ``clients.players.base``). The SDK
 connects, says hello, finds or creates a table, joins it, and then calls ``act`` with every fresh view of
-its seat, sending back what it returns. If the connection drops it reconnects with the seat token and the
-last sequence number it saw, and play goes on. ``run_bot`` returns the game's result.
+its seat, sending back what it returns, each command with a key of its own. If the connection drops it
+reconnects with the seat token and the last sequence number it saw, sends again the command whose answer it
+had not had (the key makes the server answer it once: applied, or told how it was), and play goes on.
+``run_bot`` returns the game's result.
 
     import trio
     from clients.sdk import run_bot
@@ -75,6 +77,7 @@ class BotSession:
     reconnects: int = 0
     joined: trio.Event = field(default_factory=trio.Event)
     _in_flight: int | None = None  # id of the command sent and not yet answered
+    _unanswered: dict[str, Any] | None = None  # that command (its `act` fields, with its key): sent again after a drop
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     _join_key: str = field(default_factory=lambda: secrets.token_urlsafe(24))  # see `join` in SPEC.md
 
@@ -135,6 +138,9 @@ class BotSession:
             self.seat.seat = resumed["seat"]
             self.static = resumed["static"]
             self.joined.set()
+            if self._unanswered is not None:  # its answer was lost: the same key gets the first answer, or applies it
+                self._in_flight = next(self._ids)
+                await ws.send_message(encode({"type": "act", "id": self._in_flight, **self._unanswered}))
         try:
             while self.result is None:
                 await self._on_push(ws, decode(await ws.get_message()))
@@ -175,12 +181,12 @@ class BotSession:
             if command is not None:
                 self.actions += 1
                 self._in_flight = next(self._ids)
-                await ws.send_message(encode({"type": "act", "id": self._in_flight, "table": seat.table,
-                                              "command": command}))
+                self._unanswered = {"table": seat.table, "command": command, "key": secrets.token_urlsafe(12)}
+                await ws.send_message(encode({"type": "act", "id": self._in_flight, **self._unanswered}))
         elif kind in ("ok", "error") and msg.get("re") is not None and msg.get("re") == self._in_flight:
             # The answer to our command. Views sent after it show its effect; after a refusal
             # the next change at the table brings a fresh view to act on.
-            self._in_flight = None
+            self._in_flight = self._unanswered = None
 
 
 async def _leave(ws: WebSocketConnection, table: str) -> None:

@@ -59,7 +59,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
     "resume": _request(
         {"table": TABLE, "token": Str(128, min_len=1), "last_seq": Int(0, 2**62)}, {"views": Bool()}
     ),
-    "act": _request({"table": TABLE, "command": AnyMap(32)}),
+    "act": _request({"table": TABLE, "command": AnyMap(32)}, {"key": Str(64, min_len=1)}),
     "view": _request({"table": TABLE}),
     "ping": _request(),
     "admin": _request(
@@ -70,8 +70,8 @@ CLIENT_MESSAGES: dict[str, Record] = {
 }
 
 
-def _reply(required: dict[str, Any] | None = None) -> Record:
-    return Record(required or {}, {"re": REQUEST_ID})
+def _reply(required: dict[str, Any] | None = None, optional: dict[str, Any] | None = None) -> Record:
+    return Record(required or {}, {"re": REQUEST_ID, **(optional or {})})
 
 
 STATIC = AnyMap(64)  # a game's static part: what never changes during the game (protocol.views)
@@ -102,8 +102,9 @@ SERVER_REPLIES: dict[str, Record] = {
     "joined": _reply({"table": TABLE, "seat": SEAT, "token": Str(128, min_len=1), "game": GAME, "static": STATIC}),
     "watching": _reply({"table": TABLE, "game": GAME, "static": STATIC}),
     "left": _reply({"table": TABLE}),
-    "resumed": _reply({"table": TABLE, "seat": SEAT, "game": GAME, "static": STATIC}),
-    "ok": _reply(),
+    "resumed": _reply({"table": TABLE, "seat": SEAT, "game": GAME, "static": STATIC},
+                      {"last_seq": Int(0, 2**62), "replayed": Int(0, 2**62), "lost": Int(1, 2**62)}),
+    "ok": _reply(optional={"seq": Int(0, 2**62), "events": Int(0, 2**31 - 1)}),
     "connections": _reply({"connections": List(CONNECTION_SUMMARY, 100_000)}),
     "bulletin": _reply({"topic": TOPIC, "version": Int(0, 2**62), "data": Nullable(AnyMap(256))}),
     "pong": _reply({"server_time": MILLIS}),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from protocol import messages
@@ -31,6 +31,7 @@ from server.games import Event, Game, IllegalAction, game_class
 
 WAITING, RUNNING, OVER = "waiting", "running", "over"
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
+ANSWERS_KEPT = 256  # per seat: the answers to commands sent with a key, for a command sent again
 TOKEN_ALPHABET = string.ascii_letters + string.digits  # never a leading "-": tokens go on command lines
 TOKEN_LENGTH = 32  # about 190 bits
 
@@ -61,6 +62,14 @@ class Seat:
     sub: Subscriber | None = None
     views: bool = True
     connected: bool = False  # has ever been held by a connection
+    # act key -> its answer: the ok's fields, or the refusal (kept in memory only: a refused command is not
+    # journaled, so after a restart it is judged afresh)
+    answers: dict[str, dict[str, int] | ProtocolError] = field(default_factory=dict)
+
+    def remember(self, key: str, answer: dict[str, int] | ProtocolError) -> None:
+        if len(self.answers) >= ANSWERS_KEPT:
+            del self.answers[next(iter(self.answers))]  # the oldest
+        self.answers[key] = answer
 
 
 class Match:
@@ -271,13 +280,19 @@ class Match:
             notice = ProtocolError("not_seated", "your seat was resumed on another connection")
             self._send(seat.sub, encode(messages.error(notice, table=self.id)))
         seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
-        self._send(sub, encode(messages.reply(reply, msg.get("id"), table=self.id, seat=seat.index, **fields,
-                                              game=self.game_name, static=self.static)))
         missed = self.seq - last_seq
+        replay = []
         if 0 < missed <= REPLAY_LIMIT:
             first = self.seq - len(self.history)  # a finished match keeps only its last events
-            for seq, at, event in self.history[max(0, last_seq - first):]:
-                self._send(sub, event_frame(self.id, seq, at, event.wire_for(seat.index)))
+            replay = self.history[max(0, last_seq - first):]
+        if reply == "resumed":  # what follows, and whether the server lost events the client had seen
+            fields = {**fields, "last_seq": self.seq, "replayed": len(replay)}
+            if missed < 0:
+                fields["lost"] = -missed
+        self._send(sub, encode(messages.reply(reply, msg.get("id"), table=self.id, seat=seat.index, **fields,
+                                              game=self.game_name, static=self.static)))
+        for seq, at, event in replay:
+            self._send(sub, event_frame(self.id, seq, at, event.wire_for(seat.index)))
         self.flush_views(now, only=sub)
 
     def _on_detach(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
@@ -292,11 +307,24 @@ class Match:
         seat = self.seat_of(sub)
         if seat is None:
             raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
-        mark = len(self._frames)
-        self.act(seat.index, msg["command"], now)
-        self._frames.insert(mark, (sub, encode(messages.reply("ok", msg.get("id")))))  # before what it caused
+        key = msg.get("key")
+        answer = seat.answers.get(key) if key is not None else None
+        if isinstance(answer, ProtocolError):
+            raise answer
+        if answer is not None:  # sent again: the first answer, and nothing changes
+            self._send(sub, encode(messages.reply("ok", msg.get("id"), **answer)))
+            return
+        mark, before = len(self._frames), self.seq
+        try:
+            self.act(seat.index, msg["command"], now, key)
+        except ProtocolError as err:
+            if key is not None and err.code == "illegal_action":
+                seat.remember(key, err)
+            raise
+        answer = _made(before, self.seq)
+        self._frames.insert(mark, (sub, encode(messages.reply("ok", msg.get("id"), **answer))))  # before what it caused
 
-    def act(self, seat: int, command: dict[str, Any], now: int) -> None:
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> None:
         """A seat's command; ``ProtocolError`` (``illegal_action`` with the game's reason) if refused."""
         if self.state == OVER:
             raise ProtocolError("illegal_action", "the game has ended", reason="game_over")
@@ -305,7 +333,7 @@ class Match:
         if self.paused_at is not None:
             raise ProtocolError("illegal_action", "the table's clocks are paused", reason="paused")
         try:
-            self._do_cmd(now, seat, command)
+            self._do_cmd(now, seat, command, key)
         except SchemaError as exc:  # malformed: not a move the rules refused
             raise ProtocolError.from_schema(exc) from None
         except IllegalAction as exc:
@@ -359,19 +387,25 @@ class Match:
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
         self._publish([Event("game_started", at, {"seats": seats})], at)
 
-    def _do_cmd(self, at: int, seat: int, command: dict[str, Any]) -> None:
+    def _do_cmd(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> None:
         assert self.engine is not None
+        record = {"k": "cmd", "at": at, "seat": seat, "command": command}
+        if key is not None:
+            record["key"] = key
         try:
             events = self.engine.apply(seat, command, at)  # a refusal raises before anything changes
         except (IllegalAction, SchemaError):
             raise
         except Exception as exc:
-            self._records.append({"k": "cmd", "at": at, "seat": seat, "command": command})
+            self._records.append(record)
             self._fail(at, exc)
             return
+        self._records.append(record)
         self.actions += 1
-        self._records.append({"k": "cmd", "at": at, "seat": seat, "command": command})
+        before = self.seq
         self._publish(events, at)
+        if key is not None:
+            next(s for s in self.seats if s.index == seat).remember(key, _made(before, self.seq))
 
     def _do_tick(self, at: int) -> None:
         assert self.engine is not None
@@ -506,7 +540,13 @@ def _adopt_result(match: Match, recorded: dict[str, Any]) -> None:
 
 def _replay_cmd(match: Match, r: dict[str, Any]) -> None:
     assert match.engine is not None
-    match._do_cmd(r["at"], r["seat"], r["command"])
+    match._do_cmd(r["at"], r["seat"], r["command"], r.get("key"))
+
+
+def _made(before: int, after: int) -> dict[str, int]:
+    """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none) and how
+    many events it made."""
+    return {"seq": before + 1 if after > before else before, "events": after - before}
 
 
 REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = {

@@ -70,7 +70,8 @@ async def test_dropped_bidder_resumes_mid_auction_gets_missed_events_and_wins(se
             await b2.send({"type": "resume", "id": rid, "table": table, "token": token, "last_seq": last_seq})
             resumed = await b2.answer(rid)
             assert resumed == {"type": "resumed", "re": rid, "table": table, "seat": 1, "game": "parsimonia",
-                               "static": decode(encode(t.match.static))}
+                               "static": decode(encode(t.match.static)), "last_seq": missed[-1]["seq"],
+                               "replayed": len(missed)}
             replay = [await b2.next() for _ in missed]
             assert replay == missed  # the same frames, in order
             view = await b2.next()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import trio
 
+from protocol.messages import PROTOCOL_VERSION
+
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 from tests.server.conftest import SHORT, connect, create_table, join
 
@@ -12,7 +14,7 @@ from tests.server.conftest import SHORT, connect, create_table, join
 async def test_welcome_names_games_and_limits(server):
     async with connect(server, "hello") as client:
         welcome = client.frames[0]
-        assert welcome["version"] == 1 and welcome["games"] == ["gift-of-tulips", "kupcy", "parsimonia"]
+        assert welcome["version"] == PROTOCOL_VERSION and welcome["games"] == ["gift-of-tulips", "kupcy", "parsimonia"]
         assert welcome["limits"]["max_frame_bytes"] == server.config.limits.max_frame_bytes
         assert isinstance(welcome["server_time"], int) and welcome["server_time"] >= 0
         pong = await client.request("ping")

@@ -224,6 +224,67 @@ def test_a_join_with_another_key_is_a_new_join_and_the_key_survives_a_replay():
     assert back.of("joined")[0]["token"] == match.seats[0].token
 
 
+def test_ok_says_which_events_the_command_made():
+    match, subs = seated(3, choose_ms=5000)
+    before = match.seq
+    request(match, subs[0], "act", 10, id=4, command={"type": "choose", "value": 9})
+    ok = subs[0].of("ok")[-1]
+    assert ok == {"type": "ok", "re": 4, "seq": before + 1, "events": 1}
+    (chose,) = [f for f in subs[0].of("event") if f["seq"] == ok["seq"]]
+    assert chose["event"] == {"type": "chose", "at": 10, "seat": 0, "value": 9}
+
+
+def test_a_command_sent_again_with_its_key_gets_its_first_answer_and_changes_nothing():
+    match, subs = seated(3, choose_ms=5000)
+    request(match, subs[0], "act", 10, id=4, key="k1", command={"type": "choose", "value": 9})
+    first = subs[0].of("ok")[-1]
+    seq, records = match.seq, match.take_records()
+    request(match, subs[0], "act", 11, id=5, key="k1", command={"type": "choose", "value": 9})
+    assert subs[0].of("ok")[-1] == {**first, "re": 5}
+    assert match.seq == seq and match.take_records() == [] and match.actions == 1
+    # a refused command sent again with its key is refused again, the same way, however the table moved on
+    request(match, subs[0], "act", 12, id=6, key="k2", command={"type": "choose", "value": 3})
+    request(match, subs[0], "act", 13, id=7, key="k2", command={"type": "choose", "value": 3})
+    refusals = [f for f in subs[0].of("error") if f.get("re") in (6, 7)]
+    assert [(f["code"], f["reason"]) for f in refusals] == [("illegal_action", "already_chosen")] * 2
+    assert records[-1] == {"k": "cmd", "at": 10, "seat": 0, "command": {"type": "choose", "value": 9}, "key": "k1"}
+
+
+def test_a_commands_key_answers_the_same_after_a_replay():
+    match, subs = seated(3, choose_ms=5000)
+    records = [match.header(), *match.take_records()]
+    request(match, subs[1], "act", 10, id=4, key="bid-1", command={"type": "choose", "value": 9})
+    first = subs[1].of("ok")[-1]
+    records += match.take_records()
+    recovered = Match.replay(records)
+    back = Inbox()
+    request(recovered, back, "resume", id=1, token=match.seats[1].token, last_seq=recovered.seq)
+    request(recovered, back, "act", 20, id=9, key="bid-1", command={"type": "choose", "value": 9})
+    assert back.of("ok")[-1] == {**first, "re": 9} and recovered.seq == match.seq
+
+
+def test_a_seat_keeps_the_answers_of_its_last_256_keys():
+    match, subs = seated(2, choose_ms=5000)
+    seat = match.seats[0]
+    for n in range(300):
+        seat.remember(f"k{n}", {"seq": n, "events": 0})
+    assert len(seat.answers) == 256 and "k43" not in seat.answers and "k44" in seat.answers
+
+
+def test_a_resume_says_what_follows_and_when_the_server_lost_events_the_client_saw():
+    match, subs = seated(3, choose_ms=5000)
+    request(match, subs[0], "act", 10, command={"type": "choose", "value": 9})
+    seq = match.seq
+    back = Inbox()
+    request(match, back, "resume", id=1, token=match.seats[0].token, last_seq=seq - 1)
+    assert {k: back.of("resumed")[0][k] for k in ("last_seq", "replayed")} == {"last_seq": seq, "replayed": 1}
+    assert "lost" not in back.of("resumed")[0]
+    ahead = Inbox()
+    request(match, ahead, "resume", id=1, token=match.seats[0].token, last_seq=seq + 3)
+    resumed = ahead.of("resumed")[0]
+    assert (resumed["last_seq"], resumed["replayed"], resumed["lost"]) == (seq, 0, 3)
+
+
 def test_a_journal_with_a_refused_command_does_not_replay():
     match, subs = seated(2)
     records = [match.header(), *match.take_records(),
