@@ -162,6 +162,38 @@ describe("resume after a drop", () => {
     c.close();
   });
 
+  it("sends a command again with its key once the seat is back, when the drop lost its answer", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, random: () => 0.5, backoffMs: [100, 1000] });
+    const connected = c.connect();
+    await flush();
+    let s = FakeSocket.all[0];
+    const server = serve(s, () => 0, (m) => {
+      if (m.type === "join") s.push({ type: "joined", re: m.id, table: "t1", seat: 0, token: "TOK", game: "parsimonia", static: {} });
+    });
+    server();
+    await connected;
+    const joining = c.join("t1", "Ada");
+    server();
+    await joining;
+    const acting = c.act("t1", { type: "ready" });
+    const first = s.last("act");
+    s.readyState = 3;
+    s.onclose({ code: 1006 }); // the answer never came
+    await vi.advanceTimersByTimeAsync(101);
+    s = FakeSocket.all[1];
+    await flush();
+    const server2 = serve(s, () => 0, (m) => {
+      if (m.type === "resume") s.push({ type: "resumed", re: m.id, table: "t1", seat: 0, game: "parsimonia", static: {} });
+      if (m.type === "act") s.push({ type: "ok", re: m.id, seq: 12, events: 1 });
+    });
+    for (let i = 0; i < 5; i++) { server2(); await flush(); }
+    expect(await acting).toMatchObject({ type: "ok", seq: 12, events: 1 });
+    const again = s.last("act");
+    expect(again.key).toBe(first.key);
+    expect(again.command).toEqual({ type: "ready" });
+    expect(first.key).toMatch(/^[A-Za-z0-9_-]{24}$/);
+  });
+
   it("gives a seat up when the server says it is held elsewhere", async () => {
     const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0 });
     const connected = c.connect();

@@ -406,9 +406,22 @@ export class Client {
     if (t && this.state === "open") await this.send({ type: "leave", table }).catch(() => undefined);
   }
 
-  /** Send a game command; resolves on `ok`. @param {string} table @param {Record<string, any>} command */
-  act(table, command) {
-    return this.request({ type: "act", table, command });
+  /**
+   * Send a game command; resolves with its `ok` (`seq`: its first event, `events`: how many it made). The command
+   * carries a key of its own: when the connection drops before its answer, it is sent again once the client has
+   * reconnected and taken its seats back, and the server answers it once (applied, or refused as it was).
+   * @param {string} table @param {Record<string, any>} command
+   */
+  async act(table, command) {
+    const key = joinKey();
+    for (let drops = 0; ; drops += 1) {
+      try {
+        return await this.request({ type: "act", table, command, key });
+      } catch (e) {
+        if (/** @type {any} */ (e)?.code !== "disconnected" || this.stopped || !this.autoReconnect || drops >= 5) throw e;
+        await this.connect();
+      }
+    }
   }
 
   /** @param {string} topic */
@@ -442,7 +455,8 @@ export class Client {
   }
 }
 
-/** 18 random bytes from the platform's cryptographic source, as 24 characters of base64url. */
+/** 18 random bytes from the platform's cryptographic source, as 24 characters of base64url (a join's or a
+ * command's key). */
 function joinKey() {
   const bytes = globalThis.crypto.getRandomValues(new Uint8Array(18));
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
