@@ -17,6 +17,7 @@ from typing import Any
 import msgpack
 
 from bench.stats import raise_nofile_limit
+from protocol.messages import PROTOCOL_VERSION
 
 LIMITS = {"max_frame_bytes": 65536, "max_str_len": 4096, "max_bin_len": 0, "max_array_len": 1024,
           "max_map_len": 256, "max_depth": 16}
@@ -46,7 +47,7 @@ class BareLobby:
         msg = msgpack.unpackb(frame, raw=False)
         kind, re = msg.get("type"), msg.get("id")
         if kind == "hello":
-            return [([conn], pack({"type": "welcome", "re": re, "version": 1, "server_time": now, "limits": LIMITS,
+            return [([conn], pack({"type": "welcome", "re": re, "version": PROTOCOL_VERSION, "versions": [PROTOCOL_VERSION], "server_time": now, "limits": LIMITS,
                                    "games": ["parsimonia"]}))]
         if kind == "create":
             table = Table(f"t{next(self.ids)}", int(msg.get("seats", 6)))

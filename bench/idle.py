@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.stats import machine, raise_nofile_limit, summarize  # noqa: E402
 from bench.storm import ALIASES, free_port, server_command, stop, wait_listening  # noqa: E402
+from protocol.messages import PROTOCOL_VERSION  # noqa: E402
 
 try:
     from picows import WSListener, WSMsgType, ws_connect
@@ -87,7 +88,7 @@ async def connect(url: str, counts: dict[str, int]) -> Client | None:
     try:
         _, client = await ws_connect(lambda: Client(counts), url, websocket_handshake_timeout=60,
                                      enable_auto_pong=True)
-        client.send({"type": "hello", "id": 1, "version": 1, "client": "bench-idle"})
+        client.send({"type": "hello", "id": 1, "version": PROTOCOL_VERSION, "client": "bench-idle"})
         await asyncio.wait_for(client.welcomed, 60)
         return client
     except (OSError, ConnectionError, asyncio.TimeoutError) as exc:

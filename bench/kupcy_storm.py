@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
 from bench.stats import CpuMeter, raise_nofile_limit  # noqa: E402
 from bench.storm import free_port, server_command, stop, wait_listening  # noqa: E402
 from protocol.codec import decode, encode  # noqa: E402
+from protocol.messages import PROTOCOL_VERSION  # noqa: E402
 
 SEATS = 4
 REVEALS = ("offers_revealed", "split_revealed")
@@ -77,7 +78,7 @@ class Storm:
 
     async def run(self) -> None:
         async with open_websocket_url(self.url) as ctrl:
-            await ctrl.send_message(encode({"type": "hello", "id": 1, "version": 1, "client": "bench/kupcy"}))
+            await ctrl.send_message(encode({"type": "hello", "id": 1, "version": PROTOCOL_VERSION, "client": "bench/kupcy"}))
             await ctrl.get_message()
             t0 = self.local_ms()
             await ctrl.send_message(encode({"type": "ping", "id": 2}))
@@ -103,7 +104,7 @@ class Storm:
 
     async def seat(self, table: str, measures: bool, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         async with open_websocket_url(self.url) as ws:
-            await ws.send_message(encode({"type": "hello", "version": 1, "client": "bench/kupcy-seat"}))
+            await ws.send_message(encode({"type": "hello", "version": PROTOCOL_VERSION, "client": "bench/kupcy-seat"}))
             await ws.send_message(encode({"type": "join", "id": 1, "table": table, "name": "passive",
                                           "views": False}))
             task_status.started()

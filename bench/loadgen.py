@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import colyseus_dialect as colyseus  # noqa: E402
 from bench.stats import raise_nofile_limit, summarize  # noqa: E402
+from protocol.messages import PROTOCOL_VERSION  # noqa: E402
 
 try:
     from picows import WSCloseCode, WSListener, WSMsgType, ws_connect
@@ -402,7 +403,7 @@ class Generator:
         args = self.args
         ctrl_table = Table("-")
         _, ctrl = await ws_connect(lambda: Conn(self, ctrl_table), self.url, websocket_handshake_timeout=30)
-        await ctrl.request("hello", 30, version=1, client="parsimonia-bench/ctrl")
+        await ctrl.request("hello", 30, version=PROTOCOL_VERSION, client="parsimonia-bench/ctrl")
         # at most 64 creates in flight: a server may drop a connection whose replies queue up unread
         pipeline = asyncio.Semaphore(64)
 
@@ -427,7 +428,7 @@ class Generator:
             async with limit:
                 _, conn = await ws_connect(lambda: Conn(self, tb), self.url, websocket_handshake_timeout=60,
                                            enable_auto_pong=True)
-                await conn.request("hello", 60, version=1, client="parsimonia-bench")
+                await conn.request("hello", 60, version=PROTOCOL_VERSION, client="parsimonia-bench")
                 await conn.request("join", 60, table=tb.id, name=f"bench{n}", views=args.views)
 
         await asyncio.gather(*(seat_one(tb, n) for n in range(SEATS) for tb in self.tables))
