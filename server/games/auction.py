@@ -5,14 +5,19 @@ It knows bids, the current highest bid, quiet time and the two ways an auction c
 and ``highest_wins`` (only quiet time closes it; the highest bidder wins). Anyone but the seller may bid
 (in a house auction, whose seller is None, the seat that opened it may bid too). What the lot is, who else
 may bid for it and what a sale moves are the game's business: the machine only checks the bid itself.
+
+Quiet time is one of the game's timers (``key`` in its ``Timers``): the auction sets it when it opens and at
+each bid, and ``closes_at`` reads it back, so the auction holds no copy of it and a pause that moves the
+timers moves what its view shows. The game fires it (and cancels it when the auction closes otherwise).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Hashable, Iterable
 
 from server.games.base import IllegalAction
+from server.games.timers import Timers
 
 SELLER_PICKS = "seller_picks"
 HIGHEST_WINS = "highest_wins"
@@ -27,16 +32,16 @@ class OpenAuction:
     start_price: int
     quiet_ms: int
     rule: str
-    opened_at: int
-    last_bid_at: int = -1
+    opened_at: int  # when it opened (history: a pause does not move it)
+    key: Hashable  # its quiet time's timer key in the game
+    timers: Timers = field(repr=False, compare=False)  # the game's, which hold the quiet time
     bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid still standing
     had_bids: bool = False  # whether anyone ever bid (a withdrawn bid counts)
     _high: tuple[int, int] | None = field(default=None, repr=False, compare=False)  # kept by bid and withdraw
 
     def __post_init__(self) -> None:
-        if self.last_bid_at < 0:
-            self.last_bid_at = self.opened_at
         self._high = self._highest()
+        self.timers.set(self.key, self.opened_at + self.quiet_ms)
 
     def _highest(self) -> tuple[int, int] | None:
         if not self.bids:
@@ -45,9 +50,10 @@ class OpenAuction:
         return bidder, self.bids[bidder]
 
     @property
-    def closes_at(self) -> int:
-        """When quiet time closes it: ``quiet_ms`` after the last bid (or the opening)."""
-        return self.last_bid_at + self.quiet_ms
+    def closes_at(self) -> int | None:
+        """When quiet time closes it (``quiet_ms`` after the last bid or the opening, and any pause since); None
+        once its timer is gone."""
+        return self.timers.get(self.key)
 
     def high(self) -> tuple[int, int] | None:
         """``(bidder, amount)`` of the highest standing bid."""
@@ -68,17 +74,13 @@ class OpenAuction:
         self.bids[seat] = amount
         self._high = (seat, amount)  # a bid always beats the highest one
         self.had_bids = True
-        self.last_bid_at = now_ms
+        self.timers.set(self.key, now_ms + self.quiet_ms)
 
     def withdraw(self, seat: int) -> None:
         """Remove the bid of ``seat`` (a player who left, a bid that lapsed); the next highest bid stands."""
         self.bids.pop(seat, None)
         if self._high is not None and self._high[0] == seat:
             self._high = self._highest()
-
-    def shift(self, delta_ms: int) -> None:
-        self.opened_at += delta_ms
-        self.last_bid_at += delta_ms
 
     def to_view(self) -> dict[str, Any]:
         high = self.high()

@@ -243,15 +243,12 @@ class Game(ABC):
 
     def shift(self, delta_ms: int) -> None:
         """Move every clock of the game ``delta_ms`` later: time that passed while the table was paused
-        (or the server was down) counts for nobody. ``now`` moves with it."""
+        (or the server was down) counts for nobody. ``now`` moves with it. Every deadline lives in ``timers``
+        alone (the shared machines and the views read them there), so nothing else has to move."""
         if delta_ms < 0:
             raise ValueError("clocks only move forward")
         self.timers.shift(delta_ms)
-        self._shifted(delta_ms)
         self.now += delta_ms
-
-    def _shifted(self, delta_ms: int) -> None:
-        """Move the game's own recorded times (not its deadlines, which ``Timers`` holds)."""
 
     def _enter(self, now_ms: int) -> None:
         if now_ms < self.now:

@@ -5,9 +5,12 @@ nobody (spectators included) learns anything but who has chosen. When every seat
 deadline passes, the seats that have not chosen get their default, and everything is revealed at once.
 
 What a choice is (a card offered, a split of a hand, a bid) is the game's business: the machine holds
-the choices and says when they are all in. The game sets the deadline as one of its timers, emits the
-events (``chosen_event`` gives the sealed form: the value for the chooser, only the seat for the others)
-and decides what the revealed choices do. A tie re-bid is a new ``SealedChoice`` among the tied seats.
+the choices and says when they are all in. The game sets the deadline as one of its timers (``key`` in its
+``Timers``), emits the events (``chosen_event`` gives the sealed form: the value for the chooser, only the
+seat for the others) and decides what the revealed choices do. A tie re-bid is a new ``SealedChoice`` among
+the tied seats. The machine keeps no copy of the deadline while it runs: it reads it from the timers, so a
+pause that moves them moves what its view shows. At the reveal (``close``) the timer is cancelled and the
+deadline, history from then on, is kept as it stood.
 """
 
 from __future__ import annotations
@@ -16,15 +19,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 from server.games.base import IllegalAction
+from server.games.timers import Timers
 
 
 @dataclass
 class SealedChoice:
     key: Hashable  # the deadline's timer key in the game
     seats: frozenset[int]  # the seats that owe a choice
-    deadline: int
+    timers: Timers = field(repr=False, compare=False)  # the game's, which hold the deadline
     choices: dict[int, Any] = field(default_factory=dict)
     defaulted: frozenset[int] = frozenset()  # seats whose choice was made for them
+    _closed_at: int | None = field(default=None, repr=False)  # the deadline as it stood at the reveal
+
+    @property
+    def deadline(self) -> int | None:
+        """When the choice falls due: the timer while it runs, the kept deadline after the reveal."""
+        return self.timers.get(self.key) if self._closed_at is None else self._closed_at
 
     def owes(self, seat: int) -> bool:
         return seat in self.seats and seat not in self.choices
@@ -55,18 +65,19 @@ class SealedChoice:
             self.choices[seat] = default(seat)
         self.defaulted = frozenset(missing)
 
-    def revealed(self) -> dict[int, Any]:
-        """Every choice, by seat; only once they are all in."""
+    def close(self, now_ms: int) -> dict[int, Any]:
+        """The reveal, at ``now_ms``, once every seat has chosen: every choice by seat. The timer is cancelled
+        and the deadline kept as it stood (a timer already gone fell due now, which is why defaults were filled)."""
         if not self.complete:
             raise ValueError("a sealed choice is revealed only once every seat has chosen")
+        due = self.timers.get(self.key)
+        self._closed_at = now_ms if due is None else due
+        self.timers.cancel(self.key)
         return dict(sorted(self.choices.items()))
 
     def chosen_event(self, seat: int) -> tuple[dict[str, Any], frozenset[int], dict[str, Any]]:
         """``(data, audience, redacted)`` of the event for ``seat``'s choice: its value for itself alone."""
         return {"seat": seat, "choice": self.choices[seat]}, frozenset({seat}), {"seat": seat}
-
-    def shift(self, delta_ms: int) -> None:
-        self.deadline += delta_ms
 
     def to_view(self) -> dict[str, Any]:
         """The public part: who owes, who has chosen, the deadline; never a value before the reveal."""

@@ -3,7 +3,9 @@
 Every clock of a game (game clock, opening, turn, each auction's quiet time, a sealed-bid window) is a
 named deadline here. ``pop_next_due(now)`` hands them out in time order, ties in the order they were set,
 so an engine that fires them one by one is deterministic. ``shift`` moves them all (a paused table,
-downtime). Setting a key again replaces its deadline; stale heap entries are skipped when they surface.
+downtime): this is the one place a game's deadlines are kept, so the machines and views read them from here and
+a shift moves nothing else (``shifted``, the total so far, tells a cache of views built from them when they
+moved). Setting a key again replaces its deadline; stale heap entries are skipped when they surface.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ class Timers:
         self._due: dict[Hashable, tuple[int, int]] = {}  # key -> (at, seq): the live entry
         self._heap: list[tuple[int, int, Hashable]] = []
         self._seq = 0
+        self.shifted = 0  # ms moved by ``shift`` so far
 
     def set(self, key: Hashable, at_ms: int) -> None:
         self._seq += 1
@@ -62,6 +65,7 @@ class Timers:
         return top[0], top[2]
 
     def shift(self, delta_ms: int) -> None:
+        self.shifted += delta_ms
         self._due = {k: (at + delta_ms, seq) for k, (at, seq) in self._due.items()}
         self._rebuild()
 

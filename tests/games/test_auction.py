@@ -6,10 +6,12 @@ import pytest
 
 from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction, committed
 from server.games.base import IllegalAction
+from server.games.timers import Timers
 
 
-def make(seller=0, starter=0, start_price=10, quiet_ms=1000, rule=SELLER_PICKS, opened_at=5000, id=1):
-    return OpenAuction(id, seller, starter, (42,), start_price, quiet_ms, rule, opened_at)
+def make(seller=0, starter=0, start_price=10, quiet_ms=1000, rule=SELLER_PICKS, opened_at=5000, id=1, timers=None):
+    timers = Timers() if timers is None else timers
+    return OpenAuction(id, seller, starter, (42,), start_price, quiet_ms, rule, opened_at, ("auction", id), timers)
 
 
 def refused(auction, seat, amount):
@@ -20,8 +22,7 @@ def refused(auction, seat, amount):
 
 def test_quiet_time_counts_from_the_opening_until_the_first_bid():
     a = make()
-    assert a.last_bid_at == 5000
-    assert a.closes_at == 6000
+    assert a.closes_at == 6000 == a.timers.get(("auction", 1))
 
 
 def test_each_bid_restarts_quiet_time():
@@ -46,14 +47,14 @@ def test_a_bid_at_the_start_price_or_the_high_bid_is_too_low():
     a.bid(1, 11, 5001)
     assert refused(a, 2, 11) == "bid_too_low"
     assert a.bids == {1: 11}
-    assert a.last_bid_at == 5001
+    assert a.closes_at == 6001
 
 
 def test_the_seller_cannot_bid():
     a = make(seller=0, starter=0)
     assert refused(a, 0, 100) == "own_auction"
     assert a.bids == {} and not a.had_bids
-    assert a.last_bid_at == 5000
+    assert a.closes_at == 6000
 
 
 def test_in_a_company_auction_everyone_may_bid_the_starter_too():
@@ -66,7 +67,7 @@ def test_in_a_company_auction_everyone_may_bid_the_starter_too():
 def test_check_bid_changes_nothing():
     a = make()
     a.check_bid(1, 11)
-    assert a.bids == {} and a.last_bid_at == 5000
+    assert a.bids == {} and a.closes_at == 6000
 
 
 def test_high_is_the_best_standing_bid_and_bidders_keep_their_own_highest():
@@ -130,6 +131,22 @@ def test_view_shows_bids_high_and_times():
         "opened_at": 5000,
         "closes_at": 6200,
     }
+
+
+def test_its_quiet_time_is_the_timer_it_set_so_a_shift_of_the_timers_moves_closes_at_alone():
+    timers = Timers()
+    a = make(timers=timers)
+    a.bid(1, 11, 5400)
+    assert timers.get(("auction", 1)) == a.closes_at == 6400
+    timers.shift(700)
+    assert a.closes_at == 7100 and a.to_view()["closes_at"] == 7100
+    assert a.opened_at == 5000  # when it opened stays history
+
+
+def test_closes_at_is_none_once_its_timer_is_gone():
+    a = make()
+    a.timers.cancel(("auction", 1))
+    assert a.closes_at is None
 
 
 def test_view_of_an_auction_without_bids():

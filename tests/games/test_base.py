@@ -195,7 +195,6 @@ class Countdown(Game):
         self.options = options
         self.presses = [0] * players
         self.settled = 0
-        self.shifted = 0
         self.end: str | None = None
         self.timers.set("limit", start_ms + options["limit_ms"])
 
@@ -223,9 +222,6 @@ class Countdown(Game):
         self.settled += 1
         if self.end is None and max(self.presses) >= self.options["target"]:
             self.end = "target"
-
-    def _shifted(self, delta_ms):
-        self.shifted += delta_ms
 
     HANDLERS = {"press": _press}
     DEADLINES = {"limit": _limit}
@@ -293,10 +289,10 @@ def test_handlers_dispatch_and_settle_runs_after_every_command_and_deadline():
     assert g2.next_deadline() is None
 
 
-def test_shift_moves_deadlines_and_the_games_own_times():
+def test_shift_moves_the_timers_and_now():
     g = Countdown.create(2, 1, {"limit_ms": 1000}, start_ms=50)
     g.shift(500)
-    assert g.next_deadline() == 1550 and g.now == 550 and g.shifted == 500
+    assert g.next_deadline() == 1550 == g.timers.get("limit") and g.now == 550 and g.timers.shifted == 500
     with pytest.raises(ValueError):
         g.shift(-1)
 

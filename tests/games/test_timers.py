@@ -82,6 +82,14 @@ def test_shift_moves_every_deadline_and_keeps_tie_order():
     assert [t.pop_next_due(2000)[1] for _ in range(3)] == ["c", "b", "a"]
 
 
+def test_shifted_counts_every_ms_shifted_so_far():
+    t = Timers()
+    assert t.shifted == 0
+    t.shift(300)
+    t.shift(200)
+    assert t.shifted == 500
+
+
 def test_snapshot_lists_repr_keys_in_firing_order():
     t = Timers()
     t.set("game", 300)

@@ -165,6 +165,20 @@ def test_pause_stops_the_clocks_and_unpause_shifts_them():
     assert [e["type"] for e in subs[1].events()][-2:] == ["paused", "unpaused"]
 
 
+def test_after_a_pause_in_a_tulips_set_up_every_view_shows_the_set_up_deadline_the_timer_fires():
+    match = Match("t1", "gift-of-tulips", 3, seed=7)
+    subs = [Inbox() for _ in range(3)]
+    for i, sub in enumerate(subs):
+        request(match, sub, "join", name=f"p{i}", id=1)
+    admin = Inbox()
+    request(match, admin, "pause_clocks", 1000, id=2)
+    request(match, admin, "unpause_clocks", 6000, id=3)
+    assert match.next_deadline() == 65_000
+    for sub in subs:
+        view = sub.of("view")[-1]["view"]
+        assert view["setup"]["deadline"] == view["deadlines"]["setup"] == 65_000
+
+
 def test_the_organiser_closes_a_table_with_no_winner():
     match, subs = seated(2)
     request(match, Inbox(), "close_table", 10, id=1)

@@ -44,11 +44,6 @@ class Kupcy(KupcyState):
     def legal_actions(self, seat: int) -> list[dict[str, Any]]:
         return legal_actions(self, seat)
 
-    def _shifted(self, delta_ms: int) -> None:
-        self.split.shift(delta_ms)
-        if self.market is not None:
-            self.market.sealed.shift(delta_ms)
-
     # ------------------------------------------------------------------ checks
 
     def _check_seat(self, seat: int) -> None:
@@ -195,8 +190,7 @@ class Kupcy(KupcyState):
     # ------------------------------------------------------------------ the opening
 
     def _reveal_split(self) -> None:
-        self.timers.cancel(SPLIT)
-        chosen = self.split.revealed()
+        chosen = self.split.close(self._at)
         for seat, warehouse in chosen.items():
             for card in warehouse:
                 self.ships[seat].remove(card)
@@ -322,7 +316,7 @@ class Kupcy(KupcyState):
     def _open_trade(self, seller: int, goods: int, last_round: bool) -> None:
         bidders = frozenset(s for s in range(self.n) if s != seller and self.offerable(s, goods))
         deadline = self._at + self.cfg.bid_ms
-        self.market = Market(seller, goods, last_round, SealedChoice(BID, bidders, deadline))
+        self.market = Market(seller, goods, last_round, SealedChoice(BID, bidders, self.timers))
         self._emit("trade_opened", seller=seller, goods=goods, seats=sorted(bidders), deadline=deadline)
         if not bidders:
             self._close_trade(self.market, None)
@@ -331,8 +325,7 @@ class Kupcy(KupcyState):
         self.timers.set(BID, deadline)
 
     def _reveal_offers(self, market: Market) -> None:
-        self.timers.cancel(BID)
-        offers = market.sealed.revealed()
+        offers = market.sealed.close(self._at)
         for seat, card in offers.items():
             self.ships[seat].remove(card)
             market.offered.append([seat, card, market.round])
@@ -348,8 +341,8 @@ class Kupcy(KupcyState):
             return
         market.round += 1
         deadline = self._at + self.cfg.bid_ms
-        market.sealed = SealedChoice(BID, frozenset(still), deadline)
         self.timers.set(BID, deadline)
+        market.sealed = SealedChoice(BID, frozenset(still), self.timers)
         self._emit("rebid", round=market.round, seats=still, dropped=[s for s in best if s not in still],
                    deadline=deadline)
 

@@ -70,8 +70,8 @@ class KupcyState(Game):
             for _ in range(HAND):
                 self.ships[seat].append(self._deal_one(seat))
         self.first = self.rng.below(players)
-        self.split = SealedChoice(SPLIT, frozenset(range(players)), start_ms + cfg.decide_ms)
-        self.timers.set(SPLIT, self.split.deadline)
+        self.timers.set(SPLIT, start_ms + cfg.decide_ms)
+        self.split = SealedChoice(SPLIT, frozenset(range(players)), self.timers)
         self._static = {"cards": cfg.deck.wire, "config": cfg.to_wire(), "charters": cfg.effect_data}
 
     def _deal_one(self, seat: int) -> int:

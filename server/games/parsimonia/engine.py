@@ -41,13 +41,6 @@ class Parsimonia(ParsimoniaState):
     def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Parsimonia":
         return cls(players, seed, Config.from_options(options), start_ms)
 
-    def _shifted(self, delta_ms: int) -> None:
-        """A pause (or the server's downtime): the open auctions' times move with their quiet-time deadlines, so a
-        view's ``closes_at`` stays the instant the auction will close."""
-        for a in self.auctions.values():
-            a.shift(delta_ms)
-        self._auction_views.clear()
-
     def legal_actions(self, seat: int) -> list[dict[str, Any]]:
         return legal_actions(self, seat)
 
@@ -96,7 +89,6 @@ class Parsimonia(ParsimoniaState):
                 f"your open bids would total {promised}, more than your {self.dollars[seat]} dollars",
             )
         self._bid(a, seat, amount)
-        self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("bid", auction=a.id, seat=seat, amount=amount, closes_at=a.closes_at)
 
     def _cmd_close(self, seat: int, auction: int, winner: int | None) -> None:
@@ -304,13 +296,14 @@ class Parsimonia(ParsimoniaState):
     # ------------------------------------------------------------------ auctions
 
     def _open_auction(self, seller: int | None, starter: int, card: int, start_price: int, rule: str) -> None:
-        a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at)
+        key = (AUCTION, self.next_auction)  # its quiet time, which it sets
+        a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at,
+                        key, self.timers)
         self.next_auction += 1
         self.auctions[a.id] = a
         card_type = self.lone_tourists_type(a)
         if card_type is not None:
             self.lone_lots[a.id] = card_type
-        self.timers.set((AUCTION, a.id), a.closes_at)
         self._emit("auction_opened", auction=self.auction_view(a))
 
     def _close_auction(self, a: OpenAuction, winner: int | None, reason: str) -> None:
@@ -379,7 +372,7 @@ class Parsimonia(ParsimoniaState):
         del self.auctions[a.id]
         self.lone_lots.pop(a.id, None)
         self._auction_views.pop(a.id, None)
-        self.timers.cancel((AUCTION, a.id))
+        self.timers.cancel(a.key)
         for bidder, amount in a.bids.items():
             self.promised[bidder] -= amount
 

@@ -44,9 +44,11 @@ class ParsimoniaState(Game):
         # and _remove_auction, the only ways a standing bid starts or ends (the tests recompute it by step)
         self.promised = [0] * players
         # open auction -> its view as public_view gives it, built when first asked for and dropped by the
-        # same three (a standing bid's start or end changes the view, the auction's end removes it): no
-        # one changes a view once built, so every round of views shares the ones of unchanged auctions
+        # same three (a standing bid's start or end changes the view, the auction's end removes it) and all
+        # dropped when the timers have shifted since they were built (a pause moves every closes_at): no one
+        # changes a view once built, so every round of views shares the ones of unchanged auctions
         self._auction_views: dict[int, dict[str, Any]] = {}
+        self._auction_views_shifted = 0  # ``timers.shifted`` when the views kept were built
         self.next_auction = 1
         self.ready: set[int] = set()
         self.end_votes: set[int] = set()
@@ -151,6 +153,13 @@ class ParsimoniaState(Game):
             view = self._auction_views[a.id] = self.auction_view(a)
         return view
 
+    def _shared_auction_views(self) -> list[dict[str, Any]]:
+        """Every open auction's shared view; the kept ones are dropped first if the timers shifted since."""
+        if self._auction_views_shifted != self.timers.shifted:
+            self._auction_views.clear()
+            self._auction_views_shifted = self.timers.shifted
+        return [self._shared_auction_view(a) for a in self.auctions.values()]
+
     def static(self) -> dict[str, Any]:
         """The card table and the configuration (one shared map: read it, do not change it)."""
         return self._static
@@ -192,7 +201,7 @@ class ParsimoniaState(Game):
             "company": {"dollars": self.company_dollars, "cards": [[c, self.on.get(c)] for c in self.company_cards]},
             "deck_count": len(self.deck),
             "aside": sorted(self.aside),
-            "auctions": [self._shared_auction_view(a) for a in self.auctions.values()],
+            "auctions": self._shared_auction_views(),
             "result": self.result() if self.phase == Phase.OVER else None,
         }
 

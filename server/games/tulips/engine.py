@@ -141,8 +141,7 @@ class Tulips(TulipsState):
             self._end_game()
 
     def _reveal_setup(self) -> None:
-        self.timers.cancel(SETUP_CLOCK)
-        chosen = self.setup.revealed()
+        chosen = self.setup.close(self._at)
         for seat in range(self.n):
             keep = chosen[seat]
             self.bouquets[seat].append(keep)

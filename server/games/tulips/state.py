@@ -55,8 +55,8 @@ class TulipsState(Game):
         self._reveal_festival()
         self.hands = [[self.deck.pop(), self.deck.pop()] for _ in range(players)]  # the dealt pair, until chosen
         self.first = cfg.first_seat if cfg.first_seat is not None else self.rng.below(players)
-        self.setup = SealedChoice(SETUP_CLOCK, frozenset(range(players)), start_ms + cfg.choose_ms)
-        self.timers.set(SETUP_CLOCK, self.setup.deadline)
+        self.timers.set(SETUP_CLOCK, start_ms + cfg.choose_ms)
+        self.setup = SealedChoice(SETUP_CLOCK, frozenset(range(players)), self.timers)
 
     def _reveal_festival(self) -> None:
         """Reveal until the second variety differs from the first; the extras go back and the deck is shuffled."""

@@ -100,6 +100,21 @@ def test_the_set_up_choice_is_sealed_until_everyone_has_chosen(table: Table):
     table.refuse(1, "not_your_turn", "keep")
 
 
+def test_a_pause_in_the_set_up_moves_the_set_up_deadline_its_view_shows(table: Table):
+    g = table.g
+    table.do(0, "choose", bouquet=g.hands[0][0])
+    g.shift(5000)  # the table was paused 5 s in the set-up
+    table.t = g.now
+    view = g.public_view()
+    assert view["setup"]["deadline"] == view["deadlines"]["setup"] == 65_000 == g.next_deadline()
+    table.at(64_999)
+    assert g.setup.owes(1)
+    table.at(65_000)
+    revealed = table.last("setup_revealed")
+    assert revealed.at == 65_000 and revealed.data["defaulted"] == [1, 2]
+    assert g.public_view()["setup"]["deadline"] == 65_000  # kept, now history
+
+
 def test_the_reveal_puts_each_choice_in_the_bouquet_and_the_other_card_on_the_secret_festival(table: Table):
     g = table.g
     hands = [list(h) for h in g.hands]
