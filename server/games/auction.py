@@ -30,7 +30,7 @@ class OpenAuction:
     opened_at: int
     last_bid_at: int = -1
     bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid still standing
-    had_bids: bool = False  # whether anyone ever bid (a withdrawn bid counts)
+    contested: bool = False  # whether anyone but the starter ever bid (a withdrawn bid counts)
     _high: tuple[int, int] | None = field(default=None, repr=False, compare=False)  # kept by bid and withdraw
 
     def __post_init__(self) -> None:
@@ -67,7 +67,7 @@ class OpenAuction:
         self.check_bid(seat, amount)
         self.bids[seat] = amount
         self._high = (seat, amount)  # a bid always beats the highest one
-        self.had_bids = True
+        self.contested = self.contested or seat != self.starter
         self.last_bid_at = now_ms
 
     def withdraw(self, seat: int) -> None:
