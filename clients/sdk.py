@@ -217,6 +217,30 @@ async def run_bot(url: str | None, player: Player, **options: Any) -> dict[str, 
     return await BotSession(url or seat["url"], player, **options).run()
 
 
+def play(player: Player, url: str | None = None, **options: Any) -> dict[str, Any]:
+    """``run_bot`` for a script: run it under trio and return the result. Ctrl-C, or no server at the URL,
+    ends the script with one line on stderr and exit status 130 or 1 instead of a traceback."""
+    try:
+        return trio.run(lambda: run_bot(url, player, **options))
+    except BaseException as exc:
+        found = _leaves(exc)
+        if any(isinstance(e, KeyboardInterrupt) for e in found):
+            print("stopped (Ctrl-C)", file=sys.stderr)
+            raise SystemExit(130) from None
+        if any(isinstance(e, (HandshakeError, OSError)) for e in found):
+            where = url or seat_options()["url"]
+            print(f"no Parsimonia server answers at {where}: start one (parsimonia serve) or give --url",
+                  file=sys.stderr)
+            raise SystemExit(1) from None
+        raise
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
 async def call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:
     """Send one request and return its reply, passing over any push; raise ``ServerError`` on an error."""
     await ws.send_message(encode({"type": kind, "id": 1, **fields}))

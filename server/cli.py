@@ -9,6 +9,7 @@ import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Sequence
+from urllib.parse import urlsplit
 
 from clients.players import PLAYERS
 from server.games import DEFAULT_GAME, GAMES
@@ -291,10 +292,42 @@ def port(text: str) -> int:
 
 
 def ws_url(text: str) -> str:
-    """An argparse type: a WebSocket URL."""
-    if not text.startswith(("ws://", "wss://")):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a WebSocket URL: give ws://HOST:PORT, e.g. ws://127.0.0.1:8765")
+    """An argparse type: a plain WebSocket URL with a host and a valid port (the server speaks no TLS)."""
+    example = "give ws://HOST:PORT, e.g. ws://127.0.0.1:8765"
+    if text.startswith("wss://"):
+        raise argparse.ArgumentTypeError(f"{text!r}: wss:// (TLS) is not supported, the server speaks plain ws://; "
+                                         + example)
+    if not text.startswith("ws://"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a WebSocket URL: {example}")
+    try:
+        host, _ = urlsplit(text).hostname, urlsplit(text).port  # the port raises ValueError if out of range
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} has no valid port (0-65535): {example}") from None
+    if not host:
+        raise argparse.ArgumentTypeError(f"{text!r} names no host: {example}")
     return text
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small: give 1 or more")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not above 0: give a positive number")
+    return value
 
 
 def _version() -> str:
@@ -352,15 +385,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--admin-token-file", help="file whose first line is the organiser's admin token "
                        "(default: $PARSIMONIA_ADMIN_TOKEN; none: admin requests are refused, anyone may create tables)")
     limits = ClientLimits()
-    serve.add_argument("--max-messages-per-s", type=float, default=limits.messages_per_s,
+    serve.add_argument("--max-messages-per-s", type=positive_float, default=limits.messages_per_s,
                        help="messages a connection may send per second (2 s burst)")
-    serve.add_argument("--max-bytes-per-s", type=float, default=limits.bytes_per_s,
+    serve.add_argument("--max-bytes-per-s", type=positive_float, default=limits.bytes_per_s,
                        help="bytes a connection may send per second (2 s burst)")
-    serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip,
+    serve.add_argument("--max-connections-per-ip", type=positive_int, default=limits.connections_per_ip,
                        help="connections one address may hold at once")
-    serve.add_argument("--max-tables", type=int, default=10_000,
+    serve.add_argument("--max-tables", type=positive_int, default=10_000,
                        help="tables playing at once (finished tables do not count)")
-    serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client,
+    serve.add_argument("--max-tables-per-client", type=positive_int, default=limits.tables_per_client,
                        help="tables one connection may create")
 
     bot = command("bot", "seat a reference bot at a table over the network", _bot)

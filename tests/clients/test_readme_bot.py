@@ -17,7 +17,7 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 def readme_bot_class() -> type:
     section = README.split("## Write a bot in a page", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    definitions = code.split("\nresult = trio.run(")[0]  # the class, without the line that connects
+    definitions = code.split("\nresult = play(")[0]  # the class, without the line that connects
     namespace: dict = {}
     exec(compile(definitions, "README.md", "exec"), namespace)
     return namespace["Cautious"]
