@@ -36,6 +36,7 @@ from protocol.views import player_view
 
 RECONNECT_DELAYS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 DEFAULT_URL = "ws://127.0.0.1:8765"
+DEFAULT_SEATS = 4  # of a table a bot creates when told no number
 LEAVE_TIMEOUT_S = 2.0  # how long a bot stopped before the start waits to give its seat back
 
 
@@ -63,7 +64,7 @@ class BotSession:
     name: str = "bot"
     table: str | None = None
     game: str = "parsimonia"
-    seats: int = 4
+    seats: int | None = None  # None: any waiting table of the game will do, and a table created has DEFAULT_SEATS
     create_options: dict[str, Any] = field(default_factory=dict)
     token: str | None = None  # a seat already taken for us (e.g. by a tournament director): resume it
     give_up_after_s: float = 600.0  # how long to keep reconnecting to a server that is gone
@@ -144,11 +145,17 @@ class BotSession:
             raise
 
     async def _find_table(self, ws: WebSocketConnection) -> str:
-        listing = await self._request(ws, "tables")
-        for t in listing["tables"]:
-            if t["game"] == self.game and t["state"] == "waiting" and t["taken"] < t["seats"]:
-                return t["table"]
-        created = await self._request(ws, "create", game=self.game, seats=self.seats, **self.create_options)
+        """A waiting table of the game (with ``seats`` seats, if given), else a new one. With
+        ``create_options`` (a time scale...) always a new one: a listing does not show a table's clocks, so
+        a stale waiting table with other settings would be joined unseen."""
+        if not self.create_options:
+            listing = await self._request(ws, "tables")
+            for t in listing["tables"]:
+                if (t["game"] == self.game and t["state"] == "waiting" and t["taken"] < t["seats"]
+                        and self.seats in (None, t["seats"])):
+                    return t["table"]
+        created = await self._request(ws, "create", game=self.game, seats=self.seats or DEFAULT_SEATS,
+                                      **self.create_options)
         return created["table"]
 
     async def _on_push(self, ws: WebSocketConnection, msg: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Sequence
@@ -152,7 +153,7 @@ def _bot(args: argparse.Namespace) -> int:
     if not args.json:
         _line_buffered()
         player = Narrated(player)
-    name = args.name or f"{args.kind}-bot"
+    name = args.name or f"{args.kind}-bot-{secrets.token_hex(2)}"  # two bots started alike differ
     token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
     table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
     if token and not table:
@@ -404,12 +405,15 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     bot.add_argument("--table", help="table id (default: $PARSIMONIA_TABLE, else the first waiting table, "
                      "else a new one)")
-    bot.add_argument("--seats", type=int, default=4, help="seats of a table the bot creates")
+    bot.add_argument("--seats", type=positive_int, help="seats of a table the bot creates (default 4); given, the "
+                     "bot joins only a waiting table with that many seats")
     bot.add_argument("--time-scale", type=float, help="speed up the clocks of a table the bot creates by this "
-                     "(120: a 2-hour game in a minute; default: real time)")
+                     "(120: a 2-hour game in a minute; default: real time); given, the bot creates its own table, never joining "
+                     "one whose clocks it cannot see: seat the next bots with --table, or without --time-scale")
     bot.add_argument("--token", help="take this seat (a token given by the organiser) instead of joining; "
                      "default $PARSIMONIA_TOKEN, with the table from --table or $PARSIMONIA_TABLE")
-    bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot)")
+    bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot-XXXX, "
+                     "XXXX random, so that two bots started alike can be told apart)")
     bot.add_argument("--seed", type=int, default=0, help="seed of the bot's own choices")
     bot.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
 

@@ -26,12 +26,12 @@ def readme_bot_class() -> type:
 async def test_the_readme_bot_plays_a_whole_game(server, autojump_clock):
     bot_class = readme_bot_class()
     create = {"seed": 8, "options": SHORT}
-    bots = [BotSession(url(server), bot_class(), name=f"cautious-{i}", seats=2, create_options=create)
-            for i in range(2)]
+    bots = [BotSession(url(server), bot_class(), name="cautious-0", seats=2, create_options=create)]
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(bots[0].run)
             await bots[0].joined.wait()
+            bots.append(BotSession(url(server), bot_class(), name="cautious-1", table=bots[0].seat.table))
             nursery.start_soon(bots[1].run)
     result = bots[0].result
     assert result is not None and result == bots[1].result and result["over"]
