@@ -221,9 +221,12 @@ def _tables(args: argparse.Namespace) -> int:
     elif not listing:
         print(f"no tables on {args.url}: create one with parsimonia bot greedy --url {args.url}")
     else:
-        print(f"{'table':<8} {'game':<12} {'seats':>5}  {'state':<8} spectators")
+        tw = max(8, *(len(t["table"]) + 1 for t in listing))  # columns as wide as their longest entry
+        gw = max(12, *(len(t["game"]) + 1 for t in listing))
+        print(f"{'table':<{tw}} {'game':<{gw}} {'seats':>5}  {'state':<8} spectators")
         for t in listing:
-            print(f"{t['table']:<8} {t['game']:<12} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} {t['spectators']}")
+            print(f"{t['table']:<{tw}} {t['game']:<{gw}} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} "
+                  f"{t['spectators']}")
     return 0
 
 
