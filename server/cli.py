@@ -118,9 +118,11 @@ def _arm_fault() -> None:
 
 
 def _banner(host: str, port: int) -> str:
-    url = f"ws://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    where = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    url = f"ws://{where}"
     return (
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
+        f"  the page:          http://{where}/ (play, watch; #admin for the organiser)\n"
         f"  play a demo game:  parsimonia demo --url {url}\n"
         f"  seat a bot:        parsimonia bot greedy --url {url} [--table ID]\n"
         f"  watch a table:     parsimonia watch --url {url} --table ID\n"

@@ -171,3 +171,11 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     code, out, _ = run(capsys, "bot", "greedy", "--json")
     assert json.loads(out)["dollars"] == [900, 1100]
     assert calls[-1][1]["create_options"] == {}
+
+
+def test_the_banner_gives_the_pages_http_address_beside_the_websocket_one():
+    from server.cli import _banner
+
+    lines = _banner("0.0.0.0", 9000).splitlines()
+    assert lines[0].startswith("Parsimonia server on ws://127.0.0.1:9000 ")
+    assert "http://127.0.0.1:9000/" in lines[1]
