@@ -67,6 +67,7 @@ class BotSession:
     seats: int | None = None  # None: any waiting table of the game will do, and a table created has DEFAULT_SEATS
     create_options: dict[str, Any] = field(default_factory=dict)
     token: str | None = None  # a seat already taken for us (e.g. by a tournament director): resume it
+    admin: str | None = field(default_factory=lambda: os.environ.get("PARSIMONIA_ADMIN_TOKEN") or None)  # for create
     give_up_after_s: float = 600.0  # how long to keep reconnecting to a server that is gone
     seat: Seat | None = None
     static: dict[str, Any] = field(default_factory=dict)  # the game's static part, from joined / resumed
@@ -154,8 +155,9 @@ class BotSession:
                 if (t["game"] == self.game and t["state"] == "waiting" and t["taken"] < t["seats"]
                         and self.seats in (None, t["seats"])):
                     return t["table"]
+        admin = {"admin": self.admin} if self.admin else {}  # a server with an admin token lets only it create
         created = await self._request(ws, "create", game=self.game, seats=self.seats or DEFAULT_SEATS,
-                                      **self.create_options)
+                                      **self.create_options, **admin)
         return created["table"]
 
     async def _on_push(self, ws: WebSocketConnection, msg: dict[str, Any]) -> None:

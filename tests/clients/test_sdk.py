@@ -136,7 +136,7 @@ def waiting(table: str, seats: int, game: str = "parsimonia") -> dict[str, Any]:
 
 
 def find_table(fake: ListingOnly, **options: Any) -> str:
-    bot = BotSession("ws://127.0.0.1:9", make_player("greedy", 1), **options)
+    bot = BotSession("ws://127.0.0.1:9", make_player("greedy", 1), **{"admin": None, **options})
     bot._request = fake.request  # type: ignore[method-assign]
     return trio.run(bot._find_table, None)
 
@@ -152,3 +152,12 @@ def test_a_bot_given_a_seat_count_joins_only_a_waiting_table_with_that_many_seat
     assert find_table(fake, seats=2) == "t3"
     assert find_table(ListingOnly(waiting("t1", 3)), seats=2) == "t9"
     assert find_table(ListingOnly(waiting("t1", 3))) == "t1"  # no count given: any waiting table of the game
+
+
+def test_a_bot_creates_with_the_admin_token_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PARSIMONIA_ADMIN_TOKEN", "an-organiser-token-long-enough")
+    fake = ListingOnly()
+    bot = BotSession("ws://127.0.0.1:9", make_player("greedy", 1), seats=2)
+    bot._request = fake.request  # type: ignore[method-assign]
+    assert trio.run(bot._find_table, None) == "t9"
+    assert fake.created == [{"game": "parsimonia", "seats": 2, "admin": "an-organiser-token-long-enough"}]

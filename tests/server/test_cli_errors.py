@@ -224,6 +224,20 @@ def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
     assert "forbidden" in one_line(err) and "PARSIMONIA_ADMIN_TOKEN" in err
 
 
+def test_bot_with_the_admin_token_set_as_the_refusal_advises_creates_its_table(tmp_path):
+    srv, url = serve_process(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+    try:
+        code, out, err = run("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path)  # no token: refused
+        assert code == 1 and "PARSIMONIA_ADMIN_TOKEN" in one_line(err)
+        bot = Cli("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+        try:
+            wait_for(lambda: [(t["seats"], t["taken"]) for t in tables(url)] == [(2, 1)])
+        finally:
+            bot.stop()
+    finally:
+        srv.stop()
+
+
 def test_watch_ctrl_c_exits_130_and_a_stopping_server_is_one_line(tmp_path):
     srv, url = serve_process(tmp_path)
     try:
