@@ -316,14 +316,16 @@ async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], 
         async with trio.open_nursery() as nursery:
             url, admin = cfg.url, cfg.admin_token
             if url is None:
+                where = None
                 if admin is None:
                     admin, where = _own_admin_token(cfg.data_dir)
-                    out(f"the organiser's admin token (for the page's #admin) is in {where}")
                 server = await nursery.start(Server(ServerConfig(
                     host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
                 )).run)
                 url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
                 out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")
+                if where is not None:
+                    out(f"the organiser's admin token (for the page's #admin) is in {where}")
             async with open_link(url, admin) as link:
                 director = Director(cfg, roster, store, link, out)
                 async with trio.open_nursery() as inner:
