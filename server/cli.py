@@ -413,8 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--seats", type=positive_int, help="seats of a table the bot creates (default 4); given, the "
                      "bot joins only a waiting table with that many seats")
     bot.add_argument("--time-scale", type=float, help="speed up the clocks of a table the bot creates by this "
-                     "(120: a 2-hour game in a minute; default: real time); given, the bot creates its own table, never joining "
-                     "one whose clocks it cannot see: seat the next bots with --table, or without --time-scale")
+                     "(120: a 2-hour game in a minute; default: real time); given, the bot creates its own table, "
+                     "never joining one whose clocks it cannot see: seat the next bots with --table, or without "
+                     "--time-scale")
     bot.add_argument("--token", help="take this seat (a token given by the organiser) instead of joining; "
                      "default $PARSIMONIA_TOKEN, with the table from --table or $PARSIMONIA_TABLE")
     bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot-XXXX, "

@@ -14,7 +14,8 @@ from server.storage import DataDirBusy
 
 INTERRUPTED = 130  # the exit status of a command stopped with Ctrl-C
 NOT_HERE_ERRNOS = {errno.EADDRNOTAVAIL, socket.EAI_NONAME, socket.EAI_AGAIN, socket.EAI_FAIL}  # a bad --host
-FILE_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.ENOSPC}
+FILE_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR,
+               errno.ENOSPC}
 
 
 def leaves(exc: BaseException) -> list[BaseException]:

@@ -229,7 +229,8 @@ def test_bot_with_the_admin_token_set_as_the_refusal_advises_creates_its_table(t
     try:
         code, out, err = run("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path)  # no token: refused
         assert code == 1 and "PARSIMONIA_ADMIN_TOKEN" in one_line(err)
-        bot = Cli("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+        bot = Cli("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path,
+                  env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
         try:
             wait_for(lambda: [(t["seats"], t["taken"]) for t in tables(url)] == [(2, 1)])
         finally:
