@@ -1,8 +1,10 @@
 # Quick start: `make run` (the main job) and `make test`. Both build .venv from pyproject.toml on first use.
-# `make run PORT=9000 HOST=0.0.0.0` serves on another port or address.
+# `make run PORT=9000 HOST=0.0.0.0` serves on another port or address; `DATA=data2` keeps its journals in another
+# data directory (a second server needs its own: one directory serves one server at a time).
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8765
+DATA ?= data
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -39,7 +41,7 @@ chromium:
 	@test -x $(CHROMIUM) || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 run: $(STAMP) $(WEB_STAMP)
-	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT)
+	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA)
 
 test: $(STAMP) $(WEB_STAMP) chromium
 	cd $(WEB) && npm test

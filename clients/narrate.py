@@ -11,13 +11,14 @@ from server.games.wording import clock
 
 
 def seat_names(seats: Any) -> list[str] | None:
-    """Names by seat from a list of ``{"seat", "name"}`` (a view's ``seats``, ``game_started``'s), else None."""
+    """Names by seat from a list of ``{"seat", "name"}`` (a view's ``seats``, ``game_started``'s), else None.
+    A name two seats share gets its seat: "greedy-bot (seat 1)"."""
     if not isinstance(seats, list) or not seats:
         return None
     names = [f"seat {i}" for i in range(max(s["seat"] for s in seats) + 1)]
     for s in seats:
         names[s["seat"]] = s["name"]
-    return names
+    return [f"{name} (seat {i})" if names.count(name) > 1 else name for i, name in enumerate(names)]
 
 
 def default_names(count: int) -> list[str]:
@@ -30,7 +31,7 @@ def result_lines(result: dict[str, Any], names: list[str]) -> list[str]:
     words = words_for(str(result.get("game")))
     as_text = getattr(words, "score", str)
     names = names if len(names) >= len(scores) else default_names(len(scores))
-    length = f" after {clock(result['game_ms'])}" if "game_ms" in result else ""
+    length = f" after {_length(result['game_ms'])}" if "game_ms" in result else ""
     turns = f", {result['turns']} turns" if "turns" in result else ""
     lines = [f"game over ({result.get('reason')}){length}{turns}"]
     for seat, score in enumerate(scores):
@@ -39,6 +40,11 @@ def result_lines(result: dict[str, Any], names: list[str]) -> list[str]:
     if "company_dollars" in result:
         lines.append(f"  the Company: ${result['company_dollars']}")
     return lines
+
+
+def _length(ms: int) -> str:
+    """A game's length: m:ss, or seconds to a tenth under a minute (a bot game may take less than one)."""
+    return clock(ms) if ms >= 60_000 else f"{ms / 1000:.1f} s"
 
 
 def headline(view: dict[str, Any]) -> str:

@@ -38,6 +38,7 @@ from protocol.views import player_view
 
 RECONNECT_DELAYS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 DEFAULT_URL = "ws://127.0.0.1:8765"
+DEFAULT_SEATS = 4  # of a table a bot creates when told no number
 LEAVE_TIMEOUT_S = 2.0  # how long a bot stopped before the start waits to give its seat back
 
 
@@ -65,9 +66,10 @@ class BotSession:
     name: str = "bot"
     table: str | None = None
     game: str = "parsimonia"
-    seats: int = 4
+    seats: int | None = None  # None: any waiting table of the game will do, and a table created has DEFAULT_SEATS
     create_options: dict[str, Any] = field(default_factory=dict)
     token: str | None = None  # a seat already taken for us (e.g. by a tournament director): resume it
+    admin: str | None = field(default_factory=lambda: os.environ.get("PARSIMONIA_ADMIN_TOKEN") or None)  # for create
     give_up_after_s: float = 600.0  # how long to keep reconnecting to a server that is gone
     seat: Seat | None = None
     static: dict[str, Any] = field(default_factory=dict)  # the game's static part, from joined / resumed
@@ -150,11 +152,18 @@ class BotSession:
             raise
 
     async def _find_table(self, ws: WebSocketConnection) -> str:
-        listing = await self._request(ws, "tables")
-        for t in listing["tables"]:
-            if t["game"] == self.game and t["state"] == "waiting" and t["taken"] < t["seats"]:
-                return t["table"]
-        created = await self._request(ws, "create", game=self.game, seats=self.seats, **self.create_options)
+        """A waiting table of the game (with ``seats`` seats, if given), else a new one. With
+        ``create_options`` (a time scale...) always a new one: a listing does not show a table's clocks, so
+        a stale waiting table with other settings would be joined unseen."""
+        if not self.create_options:
+            listing = await self._request(ws, "tables")
+            for t in listing["tables"]:
+                if (t["game"] == self.game and t["state"] == "waiting" and t["taken"] < t["seats"]
+                        and self.seats in (None, t["seats"])):
+                    return t["table"]
+        admin = {"admin": self.admin} if self.admin else {}  # a server with an admin token lets only it create
+        created = await self._request(ws, "create", game=self.game, seats=self.seats or DEFAULT_SEATS,
+                                      **self.create_options, **admin)
         return created["table"]
 
     async def _on_push(self, ws: WebSocketConnection, msg: dict[str, Any]) -> None:
@@ -221,6 +230,30 @@ async def run_bot(url: str | None, player: Player, **options: Any) -> dict[str, 
     seat = seat_options()
     options = {**options, **{k: seat[k] for k in ("table", "token") if options.get(k) is None}}
     return await BotSession(url or seat["url"], player, **options).run()
+
+
+def play(player: Player, url: str | None = None, **options: Any) -> dict[str, Any]:
+    """``run_bot`` for a script: run it under trio and return the result. Ctrl-C, or no server at the URL,
+    ends the script with one line on stderr and exit status 130 or 1 instead of a traceback."""
+    try:
+        return trio.run(lambda: run_bot(url, player, **options))
+    except BaseException as exc:
+        found = _leaves(exc)
+        if any(isinstance(e, KeyboardInterrupt) for e in found):
+            print("stopped (Ctrl-C)", file=sys.stderr)
+            raise SystemExit(130) from None
+        if any(isinstance(e, (HandshakeError, OSError)) for e in found):
+            where = url or seat_options()["url"]
+            print(f"no Parsimonia server answers at {where}: start one (parsimonia serve) or give --url",
+                  file=sys.stderr)
+            raise SystemExit(1) from None
+        raise
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
 
 
 async def call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, Any]:

@@ -55,7 +55,7 @@ class Spectator:
             self.out(f"{msg['table']}: waiting for players")
         elif self.words is not None:
             self.out(f"{msg['table']}: joined mid-game")
-            for line in self.words.summary(view, self.names):
+            for line in self.words.summary({**(self.static or {}), **view}, self.names):  # cards by name
                 self.out(line)
 
     def on_event(self, msg: dict[str, Any]) -> None:

@@ -6,9 +6,11 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Sequence
+from urllib.parse import urlsplit
 
 from clients.players import PLAYERS
 from server.games import DEFAULT_GAME, GAMES
@@ -116,9 +118,11 @@ def _arm_fault() -> None:
 
 
 def _banner(host: str, port: int) -> str:
-    url = f"ws://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    where = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    url = f"ws://{where}"
     return (
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
+        f"  the page:          http://{where}/ (play, watch; #admin for the organiser)\n"
         f"  play a demo game:  parsimonia demo --url {url}\n"
         f"  seat a bot:        parsimonia bot greedy --url {url} [--table ID]\n"
         f"  watch a table:     parsimonia watch --url {url} --table ID\n"
@@ -151,7 +155,7 @@ def _bot(args: argparse.Namespace) -> int:
     if not args.json:
         _line_buffered()
         player = Narrated(player)
-    name = args.name or f"{args.kind}-bot"
+    name = args.name or f"{args.kind}-bot-{secrets.token_hex(2)}"  # two bots started alike differ
     token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
     table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
     if token and not table:
@@ -219,9 +223,12 @@ def _tables(args: argparse.Namespace) -> int:
     elif not listing:
         print(f"no tables on {args.url}: create one with parsimonia bot greedy --url {args.url}")
     else:
-        print(f"{'table':<8} {'game':<12} {'seats':>5}  {'state':<8} spectators")
+        tw = max(8, *(len(t["table"]) + 1 for t in listing))  # columns as wide as their longest entry
+        gw = max(12, *(len(t["game"]) + 1 for t in listing))
+        print(f"{'table':<{tw}} {'game':<{gw}} {'seats':>5}  {'state':<8} spectators")
         for t in listing:
-            print(f"{t['table']:<8} {t['game']:<12} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} {t['spectators']}")
+            print(f"{t['table']:<{tw}} {t['game']:<{gw}} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} "
+                  f"{t['spectators']}")
     return 0
 
 
@@ -291,10 +298,42 @@ def port(text: str) -> int:
 
 
 def ws_url(text: str) -> str:
-    """An argparse type: a WebSocket URL."""
-    if not text.startswith(("ws://", "wss://")):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a WebSocket URL: give ws://HOST:PORT, e.g. ws://127.0.0.1:8765")
+    """An argparse type: a plain WebSocket URL with a host and a valid port (the server speaks no TLS)."""
+    example = "give ws://HOST:PORT, e.g. ws://127.0.0.1:8765"
+    if text.startswith("wss://"):
+        raise argparse.ArgumentTypeError(f"{text!r}: wss:// (TLS) is not supported, the server speaks plain ws://; "
+                                         + example)
+    if not text.startswith("ws://"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a WebSocket URL: {example}")
+    try:
+        host, _ = urlsplit(text).hostname, urlsplit(text).port  # the port raises ValueError if out of range
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} has no valid port (0-65535): {example}") from None
+    if not host:
+        raise argparse.ArgumentTypeError(f"{text!r} names no host: {example}")
     return text
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small: give 1 or more")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not above 0: give a positive number")
+    return value
 
 
 def _version() -> str:
@@ -352,15 +391,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--admin-token-file", help="file whose first line is the organiser's admin token "
                        "(default: $PARSIMONIA_ADMIN_TOKEN; none: admin requests are refused, anyone may create tables)")
     limits = ClientLimits()
-    serve.add_argument("--max-messages-per-s", type=float, default=limits.messages_per_s,
+    serve.add_argument("--max-messages-per-s", type=positive_float, default=limits.messages_per_s,
                        help="messages a connection may send per second (2 s burst)")
-    serve.add_argument("--max-bytes-per-s", type=float, default=limits.bytes_per_s,
+    serve.add_argument("--max-bytes-per-s", type=positive_float, default=limits.bytes_per_s,
                        help="bytes a connection may send per second (2 s burst)")
-    serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip,
+    serve.add_argument("--max-connections-per-ip", type=positive_int, default=limits.connections_per_ip,
                        help="connections one address may hold at once")
-    serve.add_argument("--max-tables", type=int, default=10_000,
+    serve.add_argument("--max-tables", type=positive_int, default=10_000,
                        help="tables playing at once (finished tables do not count)")
-    serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client,
+    serve.add_argument("--max-tables-per-client", type=positive_int, default=limits.tables_per_client,
                        help="tables one connection may create")
 
     bot = command("bot", "seat a reference bot at a table over the network", _bot)
@@ -371,12 +410,16 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     bot.add_argument("--table", help="table id (default: $PARSIMONIA_TABLE, else the first waiting table, "
                      "else a new one)")
-    bot.add_argument("--seats", type=int, default=4, help="seats of a table the bot creates")
+    bot.add_argument("--seats", type=positive_int, help="seats of a table the bot creates (default 4); given, the "
+                     "bot joins only a waiting table with that many seats")
     bot.add_argument("--time-scale", type=float, help="speed up the clocks of a table the bot creates by this "
-                     "(120: a 2-hour game in a minute; default: real time)")
+                     "(120: a 2-hour game in a minute; default: real time); given, the bot creates its own table, "
+                     "never joining one whose clocks it cannot see: seat the next bots with --table, or without "
+                     "--time-scale")
     bot.add_argument("--token", help="take this seat (a token given by the organiser) instead of joining; "
                      "default $PARSIMONIA_TOKEN, with the table from --table or $PARSIMONIA_TABLE")
-    bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot)")
+    bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot-XXXX, "
+                     "XXXX random, so that two bots started alike can be told apart)")
     bot.add_argument("--seed", type=int, default=0, help="seed of the bot's own choices")
     bot.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
 

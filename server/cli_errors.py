@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import socket
 
 from trio_websocket import ConnectionClosed, HandshakeError
 
@@ -12,7 +13,9 @@ from clients.sdk import ServerError
 from server.storage import DataDirBusy
 
 INTERRUPTED = 130  # the exit status of a command stopped with Ctrl-C
-FILE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.ENOSPC}
+NOT_HERE_ERRNOS = {errno.EADDRNOTAVAIL, socket.EAI_NONAME, socket.EAI_AGAIN, socket.EAI_FAIL}  # a bad --host
+FILE_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR,
+               errno.ENOSPC}
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -40,6 +43,10 @@ def _line(exc: BaseException, args: argparse.Namespace) -> str | None:
         return str(exc)
     if isinstance(exc, ServerError):
         return _refusal(exc, args)
+    if not url and isinstance(exc, OSError) and not exc.filename and exc.errno in NOT_HERE_ERRNOS:
+        host, cause = getattr(args, "host", "?"), str(exc.strerror).split(" (while", 1)[0]
+        return (f"cannot listen on {host}: it is not an address of this machine, or no such host name ({cause}); "
+                "use --host 127.0.0.1 (this machine only) or 0.0.0.0 (every address)")
     if isinstance(exc, HandshakeError) or (url and isinstance(exc, OSError) and not exc.filename
                                            and exc.errno != errno.EADDRINUSE):
         return f"no Parsimonia server answers at {url}: start one (parsimonia serve) or check --url"

@@ -36,7 +36,7 @@ class OpenAuction:
     key: Hashable  # its quiet time's timer key in the game
     timers: Timers = field(repr=False, compare=False)  # the game's, which hold the quiet time
     bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid still standing
-    had_bids: bool = False  # whether anyone ever bid (a withdrawn bid counts)
+    contested: bool = False  # whether anyone but the starter ever bid (a withdrawn bid counts)
     _high: tuple[int, int] | None = field(default=None, repr=False, compare=False)  # kept by bid and withdraw
 
     def __post_init__(self) -> None:
@@ -73,7 +73,7 @@ class OpenAuction:
         self.check_bid(seat, amount)
         self.bids[seat] = amount
         self._high = (seat, amount)  # a bid always beats the highest one
-        self.had_bids = True
+        self.contested = self.contested or seat != self.starter
         self.timers.set(self.key, now_ms + self.quiet_ms)
 
     def withdraw(self, seat: int) -> None:

@@ -316,12 +316,16 @@ async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], 
         async with trio.open_nursery() as nursery:
             url, admin = cfg.url, cfg.admin_token
             if url is None:
-                admin = admin or secrets.token_urlsafe(24)
+                where = None
+                if admin is None:
+                    admin, where = _own_admin_token(cfg.data_dir)
                 server = await nursery.start(Server(ServerConfig(
                     host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
                 )).run)
                 url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
                 out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")
+                if where is not None:
+                    out(f"the organiser's admin token (for the page's #admin) is in {where}")
             async with open_link(url, admin) as link:
                 director = Director(cfg, roster, store, link, out)
                 async with trio.open_nursery() as inner:
@@ -330,8 +334,28 @@ async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], 
                     snap = await director.run()
                     inner.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
-        write_exports(snap, os.path.join(cfg.data_dir, "export"), os.path.join(cfg.data_dir, "server", "replays"))
+        export = os.path.join(cfg.data_dir, "export")
+        write_exports(snap, export, os.path.join(cfg.data_dir, "server", "replays"))
+        out(f"exports written to {export}: standings.csv, results.csv, tournament.json, replays/")
         return tournament_document(snap)
+
+
+def _own_admin_token(data_dir: str) -> tuple[str, str]:
+    """The in-process server's admin token when none was given: kept in ``DATA/admin-token`` (readable by
+    this user only), made on the first run, the same after a restart. Returns it and the file's path."""
+    path = os.path.join(data_dir, "admin-token")
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.readline().strip()
+        if len(token) >= 16:
+            return token, path
+    except FileNotFoundError:
+        pass
+    token = secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(token + "\n")
+    return token, path
 
 
 async def _console(director: Director, out: Callable[[str], None]) -> None:

@@ -1,4 +1,5 @@
-"""The roster file: who plays a tournament, in what format, with which game options.
+"""The roster file: who plays a tournament, in what format, with which game options. Users read the format in
+docs/roster.md: a change here changes it there too.
 
 A roster is TOML::
 

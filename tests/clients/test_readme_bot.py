@@ -17,7 +17,7 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 def readme_bot_class() -> type:
     section = README.split("## Write a bot in a page", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    definitions = code.split("\nresult = trio.run(")[0]  # the class, without the line that connects
+    definitions = code.split("\nresult = play(")[0]  # the class, without the line that connects
     namespace: dict = {}
     exec(compile(definitions, "README.md", "exec"), namespace)
     return namespace["Cautious"]
@@ -26,12 +26,12 @@ def readme_bot_class() -> type:
 async def test_the_readme_bot_plays_a_whole_game(server, autojump_clock):
     bot_class = readme_bot_class()
     create = {"seed": 8, "options": SHORT}
-    bots = [BotSession(url(server), bot_class(), name=f"cautious-{i}", seats=2, create_options=create)
-            for i in range(2)]
+    bots = [BotSession(url(server), bot_class(), name="cautious-0", seats=2, create_options=create)]
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(bots[0].run)
             await bots[0].joined.wait()
+            bots.append(BotSession(url(server), bot_class(), name="cautious-1", table=bots[0].seat.table))
             nursery.start_soon(bots[1].run)
     result = bots[0].result
     assert result is not None and result == bots[1].result and result["over"]

@@ -115,3 +115,49 @@ async def test_bot_takes_a_seat_by_token_instead_of_joining(server, autojump_clo
 def test_a_token_without_its_table_is_refused():
     with pytest.raises(ValueError):
         BotSession("ws://127.0.0.1:1", make_player("greedy", 0), token="abc")
+
+
+class ListingOnly:
+    """Stands in for the server in ``BotSession._find_table``: these tables wait, and a create makes t9."""
+
+    def __init__(self, *tables: dict[str, Any]) -> None:
+        self.tables = list(tables)
+        self.created: list[dict[str, Any]] = []
+
+    async def request(self, ws: Any, kind: str, **fields: Any) -> dict[str, Any]:
+        if kind == "tables":
+            return {"tables": self.tables}
+        self.created.append(fields)
+        return {"table": "t9"}
+
+
+def waiting(table: str, seats: int, game: str = "parsimonia") -> dict[str, Any]:
+    return {"table": table, "game": game, "seats": seats, "taken": 1, "state": "waiting", "spectators": 0}
+
+
+def find_table(fake: ListingOnly, **options: Any) -> str:
+    bot = BotSession("ws://127.0.0.1:9", make_player("greedy", 1), **{"admin": None, **options})
+    bot._request = fake.request  # type: ignore[method-assign]
+    return trio.run(bot._find_table, None)
+
+
+def test_a_bot_with_a_time_scale_creates_its_own_table_rather_than_join_a_stale_one():
+    fake = ListingOnly(waiting("t1", 3))
+    assert find_table(fake, seats=2, create_options={"time_scale": 60}) == "t9"
+    assert fake.created == [{"game": "parsimonia", "seats": 2, "time_scale": 60}]
+
+
+def test_a_bot_given_a_seat_count_joins_only_a_waiting_table_with_that_many_seats():
+    fake = ListingOnly(waiting("t1", 3), waiting("t2", 2, game="kupcy"), waiting("t3", 2))
+    assert find_table(fake, seats=2) == "t3"
+    assert find_table(ListingOnly(waiting("t1", 3)), seats=2) == "t9"
+    assert find_table(ListingOnly(waiting("t1", 3))) == "t1"  # no count given: any waiting table of the game
+
+
+def test_a_bot_creates_with_the_admin_token_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PARSIMONIA_ADMIN_TOKEN", "an-organiser-token-long-enough")
+    fake = ListingOnly()
+    bot = BotSession("ws://127.0.0.1:9", make_player("greedy", 1), seats=2)
+    bot._request = fake.request  # type: ignore[method-assign]
+    assert trio.run(bot._find_table, None) == "t9"
+    assert fake.created == [{"game": "parsimonia", "seats": 2, "admin": "an-organiser-token-long-enough"}]

@@ -53,7 +53,7 @@ def test_a_bid_at_the_start_price_or_the_high_bid_is_too_low():
 def test_the_seller_cannot_bid():
     a = make(seller=0, starter=0)
     assert refused(a, 0, 100) == "own_auction"
-    assert a.bids == {} and not a.had_bids
+    assert a.bids == {} and not a.contested
     assert a.closes_at == 6000
 
 
@@ -93,12 +93,20 @@ def test_withdraw_lets_the_next_highest_bid_stand():
     assert a.high() is None and a.min_bid() == 11
 
 
-def test_had_bids_remembers_a_bid_after_it_is_withdrawn():
+def test_contested_remembers_a_bid_after_it_is_withdrawn():
     a = make()
-    assert not a.had_bids
+    assert not a.contested
     a.bid(1, 11, 5001)
     a.withdraw(1)
-    assert a.high() is None and a.had_bids
+    assert a.high() is None and a.contested
+
+
+def test_a_bid_by_the_starter_alone_does_not_contest_a_house_auction():
+    a = make(seller=None, rule=HIGHEST_WINS)
+    a.bid(0, 11, 5001)
+    assert a.high() == (0, 11) and not a.contested
+    a.bid(1, 12, 5002)
+    assert a.contested
 
 
 def test_commitment_is_the_sum_of_own_highest_bids_even_when_outbid():

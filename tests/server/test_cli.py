@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -161,10 +162,20 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     monkeypatch.setattr("clients.sdk.run_bot", fake_run_bot(calls))
     code, out, _ = run(capsys, "bot", "greedy", "--time-scale", "120", "--url", "ws://127.0.0.1:9")
     assert code == 0
-    assert calls == [("ws://127.0.0.1:9", {"name": "greedy-bot", "table": None, "seats": 4, "token": None,
-                                           "game": "parsimonia", "create_options": {"time_scale": 120.0}})]
+    [(called_url, options)] = calls
+    assert re.fullmatch(r"greedy-bot-[0-9a-f]{4}", options.pop("name"))  # two bots started alike differ
+    assert (called_url, options) == ("ws://127.0.0.1:9", {"table": None, "seats": None, "token": None,
+                                                         "game": "parsimonia", "create_options": {"time_scale": 120.0}})
     assert out.splitlines() == ["game over (clock) after 1:00, 12 turns", "  seat 0: $900", "  seat 1: $1100  winner",
                                 "  the Company: $5760"]
     code, out, _ = run(capsys, "bot", "greedy", "--json")
     assert json.loads(out)["dollars"] == [900, 1100]
     assert calls[-1][1]["create_options"] == {}
+
+
+def test_the_banner_gives_the_pages_http_address_beside_the_websocket_one():
+    from server.cli import _banner
+
+    lines = _banner("0.0.0.0", 9000).splitlines()
+    assert lines[0].startswith("Parsimonia server on ws://127.0.0.1:9000 ")
+    assert "http://127.0.0.1:9000/" in lines[1]

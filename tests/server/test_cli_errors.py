@@ -136,6 +136,41 @@ def test_a_port_outside_0_to_65535_is_refused(tmp_path, port):
     assert "0-65535" in err
 
 
+@pytest.mark.parametrize("argv", [["bot", "greedy"], ["watch", "--table", "t1"], ["demo"], ["tables"]])
+def test_a_url_with_a_port_outside_0_to_65535_is_refused_at_parse_time(tmp_path, argv):
+    code, out, err = run(*argv, "--url", "ws://127.0.0.1:99999", cwd=tmp_path)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert "has no valid port (0-65535)" in err
+
+
+def test_a_wss_url_is_refused_as_unsupported_instead_of_hanging(tmp_path):
+    code, out, err = run("tables", "--url", "wss://127.0.0.1:8765", cwd=tmp_path)
+    assert code == 2 and "Traceback" not in err
+    assert "wss:// (TLS) is not supported" in err
+
+
+@pytest.mark.parametrize("host", ["192.0.2.1", "nosuchhost.invalid"])
+def test_serve_on_a_host_that_is_not_this_machine_is_one_line(tmp_path, host):
+    code, out, err = run("serve", "--port", "0", "--sync", "off", "--host", host, cwd=tmp_path)
+    assert code == 1 and out == ""
+    assert one_line(err).startswith(f"parsimonia serve: cannot listen on {host}: ")
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs a /proc where nothing can be made")
+def test_a_data_directory_under_proc_is_one_line(tmp_path):
+    code, out, err = run("serve", "--port", "0", "--data", "/proc/nope", cwd=tmp_path)
+    assert code == 1 and out == ""
+    assert one_line(err).startswith("parsimonia serve: cannot write /proc/nope")
+
+
+@pytest.mark.parametrize("argv", [["--max-tables", "0"], ["--max-messages-per-s", "-3"],
+                                  ["--max-connections-per-ip", "0"], ["--max-bytes-per-s", "0"]])
+def test_serve_limits_below_one_are_refused_at_parse_time(tmp_path, argv):
+    code, out, err = run("serve", "--port", "0", *argv, cwd=tmp_path)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"argument {argv[0]}" in err
+
+
 def test_serve_on_a_port_in_use_says_so_and_prints_no_banner(tmp_path, busy_port):
     code, out, err = run("serve", "--port", str(busy_port), "--sync", "off", cwd=tmp_path)
     assert code == 1 and out == ""
@@ -187,6 +222,21 @@ def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
         srv.stop()
     assert code == 1
     assert "forbidden" in one_line(err) and "PARSIMONIA_ADMIN_TOKEN" in err
+
+
+def test_bot_with_the_admin_token_set_as_the_refusal_advises_creates_its_table(tmp_path):
+    srv, url = serve_process(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+    try:
+        code, out, err = run("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path)  # no token: refused
+        assert code == 1 and "PARSIMONIA_ADMIN_TOKEN" in one_line(err)
+        bot = Cli("bot", "greedy", "--url", url, "--seats", "2", cwd=tmp_path,
+                  env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
+        try:
+            wait_for(lambda: [(t["seats"], t["taken"]) for t in tables(url)] == [(2, 1)])
+        finally:
+            bot.stop()
+    finally:
+        srv.stop()
 
 
 def test_watch_ctrl_c_exits_130_and_a_stopping_server_is_one_line(tmp_path):

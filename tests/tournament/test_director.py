@@ -78,6 +78,10 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
     export = tmp_path / "data" / "export"
     assert {"standings.csv", "results.csv", "tournament.json"} <= {p.name for p in export.iterdir()}
     assert len(list((export / "replays").iterdir())) == 4  # every game's replay file is kept
+    assert lines[-1] == f"exports written to {export}: standings.csv, results.csv, tournament.json, replays/"
+    token_file = tmp_path / "data" / "admin-token"
+    assert f"the organiser's admin token (for the page's #admin) is in {token_file}" in lines
+    assert token_file.stat().st_mode & 0o077 == 0 and len(token_file.read_text().strip()) >= 16
     DirLock(str(tmp_path / "data")).close()  # the director let go of its directory
     for rnd in doc["rounds"]:  # every table was dealt the seed derived from the roster's (seed = 3)
         dealt = [read_journal(str(export / t["replay"])).records[0]["seed"] for t in rnd["tables"]]
@@ -310,3 +314,11 @@ async def test_a_redrawn_console_keeps_every_humans_token_on_screen(tmp_path, mo
     screen = told[-1]
     assert screen.startswith("\x1b[2J\x1b[H" + "a human and a bot: after round 0 of 1")
     assert "table t1 (round 1, table 1)" in screen and "Ada" in screen and "token ada-token" in screen
+
+
+def test_the_in_process_servers_admin_token_is_kept_and_the_same_after_a_restart(tmp_path):
+    from server.tournament.director import _own_admin_token
+
+    token, where = _own_admin_token(str(tmp_path))
+    assert where == str(tmp_path / "admin-token") and (tmp_path / "admin-token").read_text() == token + "\n"
+    assert _own_admin_token(str(tmp_path)) == (token, where)

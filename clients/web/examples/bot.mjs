@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-// A Parsimonia / Gift of Tulips bot in JavaScript on the page's protocol client (src/protocol/).
-//   node examples/bot.mjs [--url ws://127.0.0.1:8765] [--game parsimonia] [--table t1] [--token T] [--name N]
-// With --token it takes that seat back (a tournament director's roster: "--token={token}"); without, it joins
-// --table, or the first waiting table of the game, or creates a 2-seat one. It acts on every view.
+// A bot for every game (Parsimonia, Gift of Tulips, Kupcy) in JavaScript on the page's protocol client
+// (src/protocol/). `node examples/bot.mjs --help` lists its options (USAGE below).
 import { WebSocket } from "ws"; // Node 20 has no global WebSocket: give the client one
 import { Client, fill } from "../src/protocol/index.js";
 
@@ -11,7 +9,20 @@ const arg = (name, fallback) => {
   if (i < 0) return process.env[`PARSIMONIA_${name.toUpperCase()}`] ?? fallback;
   return process.argv[i].includes("=") ? process.argv[i].split("=").slice(1).join("=") : process.argv[i + 1];
 };
-const url = arg("url", "ws://127.0.0.1:8765"), game = arg("game", "parsimonia"), name = arg("name", "jsbot");
+const USAGE = `usage: node examples/bot.mjs [--url URL] [--game GAME] [--table ID] [--token T] [--name N]
+                            [--seats N] [--time-scale X]
+Seats a bot that acts on every fresh view and prints the result as one JSON line.
+  --url URL        the server (default: $PARSIMONIA_URL, else ws://127.0.0.1:8765)
+  --game GAME      parsimonia, gift-of-tulips or kupcy: the game of a table it looks for or creates (default parsimonia)
+  --table ID       join this table (default: the first waiting table of the game, else create one)
+  --token T        take this seat back instead of joining (a tournament roster's "--token={token}"; with --table)
+  --name N         the name shown to the others (default: jsbot- and 4 random letters, so two bots differ)
+  --seats N        seats of a table it creates (default: the game's fewest, 3 for kupcy, else 2)
+  --time-scale X   speed up the clocks of a table it creates`;
+const FEWEST_SEATS = { kupcy: 3 };
+const suffix = () => Math.random().toString(36).slice(2, 6).padEnd(4, "x");
+const url = arg("url", "ws://127.0.0.1:8765"), game = arg("game", "parsimonia"), name = arg("name", `jsbot-${suffix()}`);
+const seats = Number(arg("seats", FEWEST_SEATS[game] ?? 2));
 
 /** One command for the picture `v` (static ∪ view ∪ private ∪ {seat}) from the templates in `legal`. */
 export function choose(v, legal) {
@@ -38,6 +49,12 @@ const key = (c) => `${c.type}:${c.auction ?? c.card ?? c.resource ?? c.to ?? c.b
 
 async function main() {
   const client = new Client(url, { WebSocket, client: "jsbot/0.1" });
+  client.on("status", ({ state }) => { // the first attempt failed: no server there (later drops reconnect)
+    if (state === "reconnecting" && !client.welcome) {
+      console.error(`${name}: no Parsimonia server answers at ${url}: start one (parsimonia serve) or check --url`);
+      process.exit(1);
+    }
+  });
   await client.connect();
   let table = arg("table"), token = arg("token");
   const memory = {};
@@ -45,7 +62,7 @@ async function main() {
     await client.resume(table, token);
   } else {
     table ??= (await client.listTables()).find((t) => t.game === game && t.state === "waiting")?.table;
-    table ??= await client.create(game, 2, arg("time-scale") ? { time_scale: Number(arg("time-scale")) } : {});
+    table ??= await client.create(game, seats, arg("time-scale") ? { time_scale: Number(arg("time-scale")) } : {});
     await client.join(table, name);
   }
   console.error(`${name}: table ${table}, seat ${client.tables.get(table)?.seat}`);
@@ -79,4 +96,7 @@ async function main() {
   step();
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) main().catch((e) => { console.error(e.message ?? e); process.exit(1); });
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv.includes("--help") || process.argv.includes("-h")) { console.log(USAGE); process.exit(0); }
+  main().catch((e) => { console.error(`${name}: ${e.message ?? e}`); process.exit(1); });
+}

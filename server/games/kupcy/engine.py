@@ -267,7 +267,7 @@ class Kupcy(KupcyState):
         if effect.chosen:
             due_cards = effect.how_many(len(zone)) if effect.take == "choice" else None
             due_worth = effect.worth_due(sum(self.cards[c].value for c in zone)) if effect.take == "worth" else None
-            self.debt = Debt(seat, card, effect.zone, due_cards, due_worth)
+            self.debt = Debt(seat, card, name, effect.zone, due_cards, due_worth)
             lost: list[int] = []
         else:
             lost = effect.taken(zone, self.cards, self.rng)
@@ -306,7 +306,7 @@ class Kupcy(KupcyState):
         debt = self.debt
         assert debt is not None
         self.timers.cancel(DECIDE)
-        self.out.append(debt.charter)
+        self.out.append(debt.card)
         self.debt = None
         self.step = None
         self._begin_stow()

@@ -31,14 +31,15 @@ class Debt:
     """What a charter asks the drawer to pay, of their choice: ``cards`` more cards, or ``worth`` more value."""
 
     seat: int
-    charter: int
+    card: int  # the charter card's id
+    charter: str  # its effect's name
     zone: str
     cards: int | None
     worth: int | None
 
     def to_view(self) -> dict[str, Any]:
-        return {"seat": self.seat, "charter": self.charter, "zone": self.zone, "cards": self.cards,
-                "worth": self.worth}
+        return {"seat": self.seat, "card": self.card, "charter": self.charter, "zone": self.zone,
+                "cards": self.cards, "worth": self.worth}
 
 
 class KupcyState(Game):

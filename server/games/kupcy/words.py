@@ -4,7 +4,8 @@
   form. ``static`` is the table's unchanging part (``cards``: ``[id, kind, origin, value, charter]`` each);
   ``names`` the players' names by seat. A sealed event a seat may not see reaches it with the seat alone.
 * ``summary(view, names)``: a few lines giving the state of a game from its public view; the first is a
-  headline (phase, turn, whose move, scores) fit for one line of progress per turn.
+  headline (phase, turn, whose move, scores) fit for one line of progress per turn. Cards are named when the
+  view carries the static part's ``cards`` (a bot's view does; ``watch`` adds them), else by id.
 * ``started_at(view, static)``: the server time the game began, or None (Kupcy has no game clock).
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from server.games.wording import clock, seat_name
 
 ORIGINS = {"rus": "Rus", "byzantium": "Byzantine", "arabia": "Arabian", "west": "Western"}
+COINS = {"rus": "grivna", "byzantium": "solidus", "arabia": "dirham", "west": "thaler"}  # as the page says
 PHASES = {"split": "the opening split", "turns": "turns", "final": "the last round", "over": "over"}
 STEPS = {"keep": "to keep the drawn card", "pay": "to pay a charter", "trade": "sealed offers",
          "stow": "stowing ships", "sell": "to sell or pass"}
@@ -31,6 +33,8 @@ def card_name(static: dict[str, Any], card: int | None) -> str:
                 return f"the {str(charter).replace('_', ' ')} charter"
             if kind == "merchant":
                 return f"the {ORIGINS.get(origin, origin)} merchant"
+            if kind == "money":
+                return f"{ORIGINS.get(origin, origin)} {COINS.get(origin, 'money')} {value}"
             return f"{ORIGINS.get(origin, origin)} {kind} {value}"
     return f"card {card}"
 
@@ -118,7 +122,7 @@ def summary(view: dict[str, Any], names: list[str]) -> list[str]:
                      f"{p['owned']} card(s)")
     market = view.get("market")
     if market:
-        lines.append(f"  market: card {market['goods']} from {_name(names, market['seller'])}, round "
+        lines.append(f"  market: {card_name(view, market['goods'])} from {_name(names, market['seller'])}, round "
                      f"{market['round']}, {len(market['chosen'])}/{len(market['seats'])} offers in")
     result = view.get("result")
     if result:

@@ -308,14 +308,17 @@ class Parsimonia(ParsimoniaState):
 
     def _close_auction(self, a: OpenAuction, winner: int | None, reason: str) -> None:
         """Settle ``a``. ``winner`` is the seller's pick; by quiet time (reason "quiet") the rule decides:
-        every standing bid is eligible, so the highest wins; in a Company auction nobody ever bid in, the
-        starter takes the card for nothing if they may take it."""
+        every standing bid is eligible, so the highest wins; in a Company auction nobody but the starter ever
+        bid in ("if no other player is bidding"), the starter takes the card for nothing if they may take it,
+        whether or not they bid themselves."""
+        free = False
         if reason == "quiet":
             high = a.high()
             winner = high[0] if high else None
-            if winner is None and a.rule == HIGHEST_WINS and not a.had_bids and self.may_take_lot(a.starter, a):
-                winner = a.starter
-        price = a.bids.get(winner, 0) if winner is not None else 0
+            if a.rule == HIGHEST_WINS and not a.contested:
+                winner = a.starter if self.may_take_lot(a.starter, a) else None
+                free = True
+        price = a.bids.get(winner, 0) if winner is not None and not free else 0
         self._remove_auction(a)
         card = a.lot[0]
         if a.seller is not None and self.lone_tourists_type(a) is not None:

@@ -216,7 +216,7 @@ class ParsimoniaState(Game):
             "hands": [list(h) for h in self.hands],
             "bought": list(self.bought.items()),
             "timers": self.timers.snapshot(),
-            "auctions": [{**a.to_view(), "had_bids": a.had_bids} for a in self.auctions.values()],
+            "auctions": [{**a.to_view(), "contested": a.contested} for a in self.auctions.values()],
             "next_auction": self.next_auction,
             "ready": sorted(self.ready),
             "end_votes": sorted(self.end_votes),

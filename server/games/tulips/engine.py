@@ -118,6 +118,7 @@ class Tulips(TulipsState):
         self._play(Action.ADD)
         if secret:
             self.secret.append((card, seat))
+            self.secret_put[seat] += 1
             self._emit("hidden", frozenset({seat}), {"seat": seat}, seat=seat, card=card)
         else:
             self.festival.add(card, self.variety(card), self.cards[card].value)
@@ -145,7 +146,9 @@ class Tulips(TulipsState):
         for seat in range(self.n):
             keep = chosen[seat]
             self.bouquets[seat].append(keep)
-            self.secret += [(c, seat) for c in self.hands[seat] if c != keep]
+            put = [(c, seat) for c in self.hands[seat] if c != keep]
+            self.secret += put
+            self.secret_put[seat] += len(put)
             self.hands[seat] = []
         self.phase = Phase.TURNS
         self._emit("setup_revealed", bouquets=[chosen[s] for s in range(self.n)],

@@ -36,6 +36,7 @@ class TulipsState(Game):
         self.bouquets: list[list[int]] = [[] for _ in range(players)]
         self.secret: list[tuple[int, int]] = []  # (card, the seat that put it there), in order
         self.revealed: list[int] = []  # Secret Festival cards turned face up at the end (no longer in ``secret``)
+        self.secret_put = [0] * players  # how many cards each seat put face down (the reveal does not lower it)
         self.festival = Festival()
         self.turn = 0  # turns started, all seats together
         self.current: int | None = None
@@ -140,7 +141,7 @@ class TulipsState(Game):
             "setup": self.setup.to_view(),
             "players": [
                 {"seat": s, "points": self.points[s], "bouquet": list(self.bouquets[s]),
-                 "secret": len(self.secret_of(s))}
+                 "secret": self.secret_put[s]}
                 for s in range(self.n)
             ],
             "festival": {"ranking": self.festival.ranking(), "cards": list(self.festival.cards)},

@@ -51,7 +51,7 @@ def places(g: Kupcy) -> list[int]:
     if g.drawn is not None:
         found.append(g.drawn)
     if g.debt is not None:
-        found.append(g.debt.charter)
+        found.append(g.debt.card)
     if g.market is not None:
         found.append(g.market.goods)
         found += [card for _, card, _ in g.market.offered]

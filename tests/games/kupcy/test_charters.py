@@ -39,6 +39,9 @@ def test_shipwreck_loses_every_ship_card():
 def test_duty_pays_one_ship_card_of_the_players_choice():
     t, charter = strike("duty")
     assert charter.data["lost"] == [] and charter.data["owed"]["cards"] == 1 and t.g.step == "pay"
+    owed = charter.data["owed"]
+    assert owed["card"] == charter.data["card"] and owed["charter"] == charter.data["charter"]  # one naming
+    assert t.g.public_view()["debt"] == owed
     t.refuse(0, "cannot_pay", "pay", card=G(RUS, 9))
     t.refuse(1, "not_your_turn", "pay", card=G(WEST, 3))
     t.do(0, "pay", card=G(ARB, 9))

@@ -61,3 +61,10 @@ def test_a_split_after_the_split_is_refused():
     for s in range(3):
         t.do(s, "split", warehouse=sorted(t.g.ships[s])[:2])
     t.refuse(0, "not_splitting", "split", warehouse=sorted(t.g.ships[0])[:2])
+
+
+def test_turn_commands_during_the_split_are_not_anyones_turn():
+    t = Table(make_game(3))
+    for seat in range(3):
+        t.refuse(seat, "not_your_turn", "pass")
+        t.refuse(seat, "not_your_turn", "sell", card=t.g.ships[seat][0])

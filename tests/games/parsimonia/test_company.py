@@ -180,6 +180,20 @@ def test_company_auction_starter_may_bid_and_pays_the_company() -> None:
     assert t.last("auction_closed").data["price"] == 7 and g.dollars[1] == 1000
 
 
+def test_company_auction_free_to_starter_who_bid_alone() -> None:
+    t = company_table()
+    g = t.g
+    company = g.company_dollars
+    before = g.dollars[0]
+    a = t.company_auction(0, R(3, 0), 0)
+    t.bid(0, a, 5)
+    t.bid(0, a, 9)
+    t.wait(30_000)
+    assert R(3, 0) in g.hands[0] and g.dollars[0] == before and g.company_dollars == company
+    closed = t.last("auction_closed").data
+    assert closed["outcome"] == "sold" and closed["winner"] == 0 and closed["price"] == 0
+
+
 def test_company_auction_is_not_free_to_the_starter_once_someone_bid() -> None:
     t = company_table()
     g = t.g

@@ -85,6 +85,17 @@ def test_the_secret_festival_adds_five_cards_one_at_a_time_re_ranking_after_each
     assert len(g.secret) == len(pile) + 1 - 5  # the last card drawn went face down by default
 
 
+def test_after_the_reveal_the_public_view_keeps_how_many_cards_each_seat_put_face_down():
+    t = played_out(3)
+    g = t.g
+    put = [len(g.secret_of(s)) for s in range(3)]
+    put[g.current] += 1  # the last card drawn goes face down by default
+    t.at(g.next_deadline())
+    assert g.over and len(g.revealed) == 5
+    assert [p["secret"] for p in g.public_view()["players"]] == put
+    assert [len(g.secret_of(s)) for s in range(3)] != put  # the face-down piles did shrink
+
+
 def test_with_five_or_fewer_secret_cards_all_of_them_are_added():
     t = make_table(2, first_seat=0, action_ms=100)
     t.choose_all()

@@ -147,7 +147,7 @@ function Charter({ pic, legal, act, paused, time, table }: GameProps) {
   const debt = pic.debt;
   const pays = legal.filter((c) => c.type === "pay");
   if (!strike && !debt) return null;
-  const name = strike?.charter ?? cardTable(pic).get(debt?.charter)?.charter;
+  const name = strike?.charter ?? debt?.charter;
   const seat = strike?.seat ?? debt?.seat;
   return (
     <section class="panel k-charter" aria-label="charter" aria-live="polite">
