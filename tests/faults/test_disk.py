@@ -155,12 +155,13 @@ async def test_a_full_data_directory_stops_every_table_and_after_freeing_space_a
                     await trio.sleep(0.05)
             for game in games:
                 check_stopped(run, game, "No space left on device")
-            # the server goes on: a new client is welcomed, lists the tables, watches the waiting one, and a
-            # table it tries to create is refused (not left unanswered)
+            # the server goes on: a new client is welcomed, lists the tables, is told why the waiting one is
+            # stopped, and a table it tries to create is refused (not left unanswered)
             async with connect(SimpleNamespace(port=run.port), "late") as late:
                 listed = {t["table"]: t for t in (await late.request("tables"))["tables"]}
                 assert listed[waiting]["state"] == "waiting" and len(listed) == 3
-                assert (await late.request("watch", table=waiting))["type"] == "watching"
+                watched = await late.request("watch", table=waiting)  # stopped with the others: it says why
+                assert watched["type"] == "error" and "No space left on device" in watched["message"], watched
                 refused = await late.request("create", game="parsimonia", seats=2)
                 assert refused["type"] == "error" and "No space left on device" in refused["message"], refused
             assert server.returncode is None
