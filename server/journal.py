@@ -41,7 +41,7 @@ import time
 import zlib
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import msgpack
 import trio
@@ -265,8 +265,25 @@ class Journal:
             self.on_failure(exc)
 
 
+class Log(Protocol):
+    """What the data directory needs of its log, so that another store (e.g. SQLite in WAL mode, a transaction
+    per round: bench/wal_cost.py) can replace the segment log: a table's journal to append to (``open``), a
+    table leaving it (``drop``), every unfinished table's records (``read``), the log rewritten to just some
+    tables (``compact``), its rounds (``run``), and ``close``."""
+
+    def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal: ...
+    def drop(self, table_id: str) -> None: ...
+    def read(self) -> LogRead: ...
+    def read(self) -> LogRead:
+        return read_log(self.path)
+
+    def compact(self, tables: dict[str, list[bytes]]) -> None: ...
+    async def run(self) -> None: ...
+    def close(self) -> None: ...
+
+
 class Syncer:
-    """The log of one data directory, and its rounds (see the top)."""
+    """The segment log of one data directory, and its rounds (see the top)."""
 
     def __init__(self, path: str, replays: str, policy: str = "fsync",
                  checkpoint_bytes: int = CHECKPOINT_BYTES) -> None:
@@ -304,6 +321,9 @@ class Syncer:
     def mark(self, journal: Journal) -> None:
         self._dirty[journal] = None
         self._wake.set()
+
+    def read(self) -> LogRead:
+        return read_log(self.path)
 
     def compact(self, tables: dict[str, list[bytes]]) -> None:
         """Replace the log with one holding just ``tables``' frames (at start-up, and at a checkpoint)."""

@@ -23,8 +23,8 @@ from typing import Any
 from server import logs
 from server.clock import read_heartbeat
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import (Journal, JournalCorrupt, Syncer, decode_frames, encode_record, read_journal,
-                            read_log, write_file)
+from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
+                            write_file)
 
 _ID = re.compile(r"^t(\d+)\.journal$")
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
@@ -51,7 +51,7 @@ class DataDir:
         self._lock = DirLock(root)
         for path in (self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
-        self.syncer = Syncer(self.log_path, self.replays, policy)  # the server runs it
+        self.syncer: Log = Syncer(self.log_path, self.replays, policy)  # the server runs it
         self._frames: dict[str, list[bytes]] = {}  # recovered tables' records, until their journal opens
         self._seen: list[str] = []  # every unfinished table found on start
         self.log = logs.get(data=root)
@@ -77,7 +77,7 @@ class DataDir:
         """Every unfinished table's records, oldest table first; the log compacted to them. Tables whose records
         cannot be trusted are set aside."""
         frames = self._recover_legacy()
-        read = read_log(self.log_path)
+        read = self.syncer.read()
         if read.torn:
             self.log.warning("log_torn_tail_dropped", kept_bytes=read.valid_bytes,
                              dropped_bytes=os.path.getsize(self.log_path) - read.valid_bytes)
