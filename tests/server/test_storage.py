@@ -308,3 +308,18 @@ async def test_a_second_server_on_a_data_directory_in_use_does_not_start(start_s
         await Server(ServerConfig(host="127.0.0.1", port=0, data_dir=str(tmp_path))).run()
     async with connect(server) as client:  # the first one carries on
         assert await create_table(client, 2) == "t1"
+
+
+def test_a_compaction_cut_short_before_its_rename_leaves_the_old_log_to_recover(tmp_path):
+    """A crash while the log was being rewritten (on start, or a checkpoint) leaves ``log.new`` half written
+    beside the old log: the old log is what recovers, and the next rewrite replaces the leftover."""
+    data = layout(tmp_path)
+    write_log(data.log_path, {"t1": table_records("t1"), "t2": table_records("t2")})
+    with open(data.log_path + ".new", "wb") as f:
+        f.write(encode_entry("t1", encode_record(table_records("t1")[0]))[:-9])
+    data = DataDir(str(tmp_path))
+    try:
+        assert [r.table_id for r in data.recover()] == ["t1", "t2"]
+        assert not os.path.exists(data.log_path + ".new") and in_log(data) == ["t1", "t2"]
+    finally:
+        data.close()
