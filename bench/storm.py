@@ -47,10 +47,10 @@ QUICK_RATES = (250, 1000, 2000)
 SERVERS = ("parsimonia", "bare-trio", "bare-transport", "bare-websockets", "colyseus")
 BASELINES = SERVERS[1:]
 COLYSEUS = BENCH / "colyseus"  # a Node package: the baseline room and its pinned Colyseus
-# ours as shipped (journal, fsync), with one syncfs per round (--sync syncfs), journaled without fsync (--sync write), and memory only (--sync off); and
+# ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off); and
 # ours as shipped with every seat joined with views on (a view frame per seat after every change)
-OURS = ("parsimonia", "parsimonia-syncfs", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views")
-ALIASES = {"ours": "parsimonia", "syncfs": "parsimonia-syncfs", "write": "parsimonia-write",
+OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views")
+ALIASES = {"ours": "parsimonia", "write": "parsimonia-write",
            "nojournal": "parsimonia-nojournal", "views": "parsimonia-views", "trio": "bare-trio", "transport": "bare-transport",
            "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
@@ -62,7 +62,6 @@ BUSY_LOAD = 0.7  # 1-minute load average above which the harness warns that othe
 def server_command(name: str, port: int, data_dir: str) -> list[str]:
     if name in OURS:
         durability = {"parsimonia": ["--data", data_dir], "parsimonia-write": ["--data", data_dir, "--sync", "write"],
-                      "parsimonia-syncfs": ["--data", data_dir, "--sync", "syncfs"],
                       "parsimonia-nojournal": ["--sync", "off"], "parsimonia-views": ["--data", data_dir]}[name]
         # the generator is the one client that per-client limits exist to stop: lift them for it
         limits = ["--max-tables-per-client", "1000000", "--max-messages-per-s", "1000000",

@@ -38,7 +38,7 @@ class ServerConfig:
     finished_kept: int = 1000  # finished tables that still answer watch, view and resume with their result
     admin_token: str | None = field(default=None, repr=False)  # never logged
     data_dir: str | None = None  # None: tables live in memory only
-    sync: str = "fsync"  # journal durability: fsync, syncfs or write (see server/journal.py)
+    sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
     web_root: str = DEFAULT_ROOT  # static files for GET / (a placeholder page while it does not exist)
 
 

@@ -381,12 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-json", action="store_true", help="log one JSON object per line")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info",
                        help="the least important log lines shown")
-    serve.add_argument("--data", default="data", help="data directory: journals and replay files")
+    serve.add_argument("--data", default="data", help="data directory: the log of every table, and replay files")
     serve.add_argument(
-        "--sync", default="fsync", choices=["fsync", "syncfs", "write", "off"],
-        help="when a command counts as durable: after fsync (group commit), after one syncfs per round "
-             "(cheaper with many tables; other writers on the filesystem delay it), after write "
-             "(survives a crash of the server, not of the machine), or off (no journal, nothing survives)",
+        "--sync", default="fsync", choices=["fsync", "write", "off"],
+        help="when a command counts as durable: after the log's fdatasync (one per round for every table), "
+             "after write (survives a crash of the server, not of the machine), or off (no journal, nothing "
+             "survives)",
     )
     serve.add_argument("--admin-token-file", help="file whose first line is the organiser's admin token "
                        "(default: $PARSIMONIA_ADMIN_TOKEN; none: admin requests are refused, anyone may create tables)")

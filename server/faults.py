@@ -14,10 +14,12 @@ On the ``N``-th one the fault fires, once. Actions and the points each applies t
                             journal ends with that event's request
            ``create``       a table being created: its journal opened, its first record not yet written
            ``resume``       a ``resume`` request being handled, before its answer leaves
-           ``write``        inside a journal write: the bytes written, ``fsync`` not yet called
-           ``half-write``   inside a journal write: half of the bytes written
+           ``write``        inside a round's write to the log: the bytes written, ``fdatasync`` not yet called
+           ``half-write``   inside a round's write to the log: half of the bytes written
            ``between-rounds``  ``parsimonia tournament``: a round's results stored, the next round not paired
-``enospc`` / ``eio``  ``OSError`` (disk full / I/O error) from ``write`` or ``fsync`` of a journal
+``enospc`` / ``eio``  ``OSError`` (disk full / I/O error) from the log's ``write`` or ``fdatasync``
+
+With a ``TABLE``, only the rounds (log writes) holding records of that table count.
 
 Unset (the normal case), ``ACTIVE`` is None and each hook site costs one ``is None`` check.
 """
@@ -102,10 +104,6 @@ def kill(where: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _table_of(path: str) -> str:
-    return os.path.basename(path).removesuffix(".journal")
-
-
 # ---------------------------------------------------------------------- the hooks (callers check ACTIVE first)
 
 
@@ -124,25 +122,30 @@ def at(point: str, table: str | None = None) -> None:
         kill(point if table is None else f"{point} {table}")
 
 
-def before_write(path: str, fd: int, data: bytes) -> None:
-    """In the journal's worker thread, before ``data`` is written to ``fd``."""
+def _table_in(fault: Fault, tables: list[str]) -> str | None:
+    """The fault's table if this round writes records of it (a fault for no table: any round)."""
+    return fault.table if fault.table in tables else None
+
+
+def before_write(path: str, fd: int, data: bytes, tables: list[str]) -> None:
+    """In the log's worker thread, before the round's ``data`` (records of ``tables``) is written to ``fd``."""
     fault = ACTIVE
     assert fault is not None
-    table = _table_of(path)
+    table = _table_in(fault, tables)
     if fault.action == "kill" and fault.point == "half-write" and fault.due("half-write", table):
         os.write(fd, data[: max(1, len(data) // 2)])
-        kill(f"half of a {len(data)}-byte write to {table}")
+        kill(f"half of a {len(data)}-byte write of {len(tables)} tables' records")
     elif fault.action in _ERRNO and fault.due("write", table):
         _raise(fault.action, path)
 
 
-def before_sync(path: str) -> None:
-    """In the journal's worker thread: the bytes are written, not yet synced."""
+def before_sync(path: str, tables: list[str]) -> None:
+    """In the log's worker thread: the round's bytes are written, not yet synced."""
     fault = ACTIVE
     assert fault is not None
-    table = _table_of(path)
+    table = _table_in(fault, tables)
     if fault.action == "kill" and fault.due("write", table):
-        kill(f"a write to {table}, before its fsync")
+        kill(f"a write of {len(tables)} tables' records, before its fsync")
     elif fault.action in _ERRNO and fault.due("fsync", table):
         _raise(fault.action, path)
 

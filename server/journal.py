@@ -1,53 +1,47 @@
-"""A table's write-ahead journal: msgpack records, each framed with its length and CRC-32.
+"""The write-ahead log: every table's records in one file per server, made durable together each round.
 
-Frame: ``<u32 length><u32 crc32(payload)><payload>``, little-endian. A record is a map with a ``k`` (kind)
-field; see ``server/recovery.py`` for the kinds and how they replay.
+A record is a msgpack map with a ``k`` (kind) field; see ``server/recovery.py`` for the kinds and how they
+replay. A table's record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of
+a replay file, ``read_journal``). In the shared log each such frame is wrapped with the table's id::
+
+    <u32 length><u32 crc32(id + frame)><u16 id length><table id><the table's record frame>   (length: of id + frame)
+
+An entry whose record frame is empty says the table is finished: its records are in ``replays/`` and the log's
+recovery leaves it out (``read_log``).
 
 Durability policies:
 
-* ``fsync`` (default): a record is durable once its journal's ``fsync`` returned. Records appended while a
-  round of syncs runs wait for the next, together (group commit), so the cost of a sync is shared by every
-  record in it.
-* ``syncfs``: the same, but a round is made durable with one ``syncfs`` of the data directory's filesystem
-  (Linux 5.8 or later; elsewhere it falls back to ``fsync``), whatever the number of journals in it. An
-  ``fsync`` costs the kernel about 50 us of CPU per file, so at a thousand busy tables the fsyncs alone take a
-  third of a core; one ``syncfs`` a tenth of that. The price: ``syncfs`` flushes everything any process has
-  written to that filesystem, so another program writing a lot there (a copy, a backup) delays every
-  acknowledgement (80-350 ms measured here while ``dd`` wrote 3 GB, against 0.1 ms for an ``fsync``). Worth it
-  on a machine whose data directory has a filesystem of its own.
+* ``fsync`` (default): a record is durable once the log's ``fdatasync`` returned. Records appended while a
+  round runs wait for the next, together (group commit): one write and one ``fdatasync`` per round, whatever
+  the number of tables.
 * ``write``: durable once ``write`` returned: survives the server process dying, not a power cut.
-* ``off``: no journal (``Journal`` is not used at all).
+* ``off``: no log (``Journal`` is not used at all).
 
-``after_durable(callback, on_failure)`` runs ``callback`` once every record appended so far is durable;
-callbacks run in the order they were registered. The table holds back every acknowledgement and event until
-then. If the journal fails first, ``on_failure`` (if given) runs instead, with the error.
+A ``Journal`` is one table's handle on the log. ``after_durable(callback, on_failure)`` runs ``callback``
+once every record appended so far is durable; callbacks run in the order they were registered. The table
+holds back every acknowledgement and event until then. If the log fails first, ``on_failure`` (if given)
+runs instead, with the error.
 
-One ``Syncer`` serves every journal of a data directory: ``append`` only keeps the record in memory and
-marks the journal dirty; each round of the syncer takes what every dirty journal holds and, in one
-hand-off to a worker thread, writes them all and then makes them durable together, then releases the
-callbacks each round covers. What is appended while a round runs waits for the next round (group commit
-across tables).
+One ``Syncer`` owns the log of a data directory: ``append`` only keeps the record in memory and marks the
+journal dirty; each round takes what every dirty journal holds and, in one hand-off to a worker thread,
+writes it all with one ``write`` and makes it durable with one ``fdatasync``, then releases the callbacks the
+round covers. A write or sync that fails fails the log, so every table: nothing more is acknowledged, every
+table stops and says why, and what was acknowledged is on disk (a restart recovers it).
 
-A round is made durable with an ``fsync`` per journal, up to ``SYNC_THREADS`` at once, or with one
-``syncfs`` (policy ``syncfs``). Since Linux 5.8 ``syncfs`` reports a write-back error on the filesystem;
-before, it did not, which is why older kernels get the fsyncs; when a ``syncfs`` fails, an ``fsync`` per
-journal finds the culprit. A journal whose write or sync fails fails alone: its ``on_failure`` is told,
-the other journals go on.
+Each journal keeps its table's durable frames in memory: a finished table's are written to its replay file
+(``export``, in the worker thread), and when the log passes ``checkpoint_bytes`` the live tables' frames are
+written to a fresh log that replaces it atomically (``checkpoint``, between rounds, never inside one).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 import struct
-import sys
 import time
 import zlib
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import msgpack
 import trio
@@ -57,7 +51,9 @@ from server import faults, logs, metrics
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
 ZEROS = bytes(FRAME.size)
-POLICIES = ("fsync", "syncfs", "write", "off")
+POLICIES = ("fsync", "write", "off")
+ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id
+CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
 
 
 class JournalCorrupt(Exception):
@@ -127,26 +123,98 @@ def _whole_record_after(data: bytes, start: int) -> bool:
     return False
 
 
+def encode_entry(table_id: str, frame: bytes) -> bytes:
+    """A log entry: one of a table's record frames, or (empty) the table's end."""
+    name = table_id.encode()
+    body = name + frame
+    return ENTRY.pack(len(body), zlib.crc32(body), len(name)) + body
+
+
+@dataclass
+class LogRead:
+    tables: dict[str, list[bytes]]  # every unfinished table's record frames, in the order the tables began
+    torn: bool  # something followed the last good entry (a crash mid-write, or garbage) and was dropped
+    valid_bytes: int
+
+
+def read_log(path: str) -> LogRead:
+    """The log's unfinished tables. Reading stops at the first entry that is cut short or fails its check:
+    what follows the last good entry is lost, nothing before it."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return LogRead({}, False, 0)
+    tables: dict[str, list[bytes]] = {}
+    pos = 0
+    while pos + ENTRY.size <= len(data):
+        length, crc, name_len = ENTRY.unpack_from(data, pos)
+        start, end = pos + ENTRY.size, pos + ENTRY.size + length
+        if length > MAX_RECORD or name_len > length or end > len(data) or zlib.crc32(data[start:end]) != crc:
+            break
+        try:
+            table_id = data[start:start + name_len].decode()
+        except UnicodeDecodeError:
+            break
+        frame = data[start + name_len:end]
+        if frame:
+            tables.setdefault(table_id, []).append(frame)
+        else:
+            tables.pop(table_id, None)
+        pos = end
+    return LogRead(tables, pos < len(data), pos)
+
+
+def decode_frames(frames: list[bytes], where: str) -> list[dict[str, Any]]:
+    """A table's records from its frames (each checked by the log's CRC already)."""
+    records = []
+    for n, frame in enumerate(frames):
+        try:
+            record = msgpack.unpackb(frame[FRAME.size:], raw=False, strict_map_key=False)
+        except Exception as exc:
+            raise JournalCorrupt(f"{where}: record {n} does not decode: {exc}") from None
+        if not isinstance(record, dict) or "k" not in record:
+            raise JournalCorrupt(f"{where}: record {n} is not a journal record")
+        records.append(record)
+    return records
+
+
+def write_file(path: str, chunks: list[bytes]) -> None:
+    """``chunks`` durably at ``path``, all or nothing: written beside it, synced, renamed over it."""
+    tmp = path + ".new"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # they hold seat tokens
+    try:
+        _write_fully(fd, b"".join(chunks))
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    directory = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _write_fully(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 class Journal:
-    def __init__(self, path: str, policy: str = "fsync", truncate_to: int | None = None) -> None:
-        if policy not in ("fsync", "syncfs", "write"):
-            raise ValueError(f"journal policy must be fsync, syncfs or write, not {policy!r}")
-        self.path = path
-        self.policy = policy
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # it holds seat tokens
-        if truncate_to is not None:
-            os.ftruncate(fd, truncate_to)  # drop a torn tail before appending after it
-        self._fd = fd
-        self.device = os.fstat(fd).st_dev  # the filesystem it is on: one syncfs flushes them all
+    """One table's handle on the log (see the top)."""
+
+    def __init__(self, table_id: str, syncer: Syncer, frames: list[bytes]) -> None:
+        self.table_id = table_id
+        self.frames = frames  # every durable record frame of the table, in order
         self._pending: list[bytes] = []
-        self._appended = 0
-        self._durable = 0
+        self._appended = self._durable = len(frames)
         self._callbacks: deque[tuple[int, Callable[[], None], Callable[[OSError], None] | None]] = deque()
-        self._syncer: Syncer | None = None
-        self.syncs = 0
-        self.closed = False
+        self._syncer = syncer
+        self.failed: OSError | None = syncer.failed
+        self.closed = self.failed is not None
         self.finishing = False
-        self.failed: OSError | None = None
         self.on_failure: Callable[[OSError], None] | None = None
 
     def append(self, record: dict[str, Any]) -> None:
@@ -165,34 +233,22 @@ class Journal:
             self._callbacks.append((self._appended, callback, on_failure))
 
     def finish(self) -> None:
-        """No more records: the syncer closes the journal once what was appended is durable."""
+        """No more records: once what was appended is durable, the table's records become its replay file and
+        leave the log."""
         self.finishing = True
         self._dirty()
 
     def _dirty(self) -> None:
-        if self._syncer is not None and not self.closed:
+        if not self.closed:
             self._syncer.mark(self)
 
-    def _take(self) -> tuple[bytes, int]:
-        """What a round writes: every record pending, and the count it makes durable."""
-        data, self._pending = b"".join(self._pending), []
-        return data, self._appended
+    def _take(self) -> tuple[list[bytes], int]:
+        """What a round writes: every frame pending, and the count it makes durable."""
+        frames, self._pending = self._pending, []
+        return frames, self._appended
 
-    def _write(self, data: bytes) -> None:
-        if faults.ACTIVE is not None:
-            faults.before_write(self.path, self._fd, data)
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        if faults.ACTIVE is not None:
-            faults.before_sync(self.path)  # the round's sync comes next: a kill here, or an fsync error
-
-    def _sync(self) -> None:
-        os.fsync(self._fd)
-
-    def _written(self, upto: int) -> None:
-        self.syncs += 1
+    def _written(self, frames: list[bytes], upto: int) -> None:
+        self.frames.extend(frames)
         self._durable = upto
         while self._callbacks and self._callbacks[0][0] <= upto:
             self._callbacks.popleft()[1]()
@@ -200,7 +256,7 @@ class Journal:
     def _fail(self, exc: OSError) -> None:
         """Disk full, I/O error: nothing more is durable, nothing is acknowledged."""
         self.failed = exc
-        self.close()
+        self.closed = True
         waiting, self._callbacks = self._callbacks, deque()
         for _, _, on_failure in waiting:
             if on_failure is not None:
@@ -208,32 +264,74 @@ class Journal:
         if self.on_failure is not None:
             self.on_failure(exc)
 
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            os.close(self._fd)
+
+class Log(Protocol):
+    """What the data directory needs of its log, so that another store (e.g. SQLite in WAL mode, a transaction
+    per round: bench/wal_cost.py) can replace the segment log: a table's journal to append to (``open``), a
+    table leaving it (``drop``), every unfinished table's records (``read``), the log rewritten to just some
+    tables (``compact``), its rounds (``run``), and ``close``."""
+
+    def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal: ...
+    def drop(self, table_id: str) -> None: ...
+    def read(self) -> LogRead: ...
+    def read(self) -> LogRead:
+        return read_log(self.path)
+
+    def compact(self, tables: dict[str, list[bytes]]) -> None: ...
+    async def run(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class Syncer:
-    """Writes and syncs the journals of one data directory, all of them in each round (see the top)."""
+    """The segment log of one data directory, and its rounds (see the top)."""
 
-    def __init__(self) -> None:
-        self._journals: set[Journal] = set()
+    def __init__(self, path: str, replays: str, policy: str = "fsync",
+                 checkpoint_bytes: int = CHECKPOINT_BYTES) -> None:
+        if policy not in ("fsync", "write"):
+            raise ValueError(f"journal policy must be fsync or write, not {policy!r}")
+        self.path = path
+        self.policy = policy
+        self.replays = replays  # where a finished table's records go
+        self.checkpoint_bytes = checkpoint_bytes
+        self._next_checkpoint = checkpoint_bytes
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # it holds seat tokens
+        self.size = os.fstat(self._fd).st_size
+        self._journals: dict[str, Journal] = {}
         self._dirty: dict[Journal, None] = {}  # insertion-ordered: journals in the order they got records
+        self._ends: list[bytes] = []  # entries saying a table left the log, for the next round
         self._wake = trio.Event()
+        self.failed: OSError | None = None
         self.rounds = 0
+        self.checkpoints = 0
         self.log = logs.get()
 
-    def add(self, journal: Journal) -> Journal:
-        journal._syncer = self
-        self._journals.add(journal)
-        if journal._pending or journal.finishing:
-            self.mark(journal)
+    def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal:
+        """A table's journal; ``frames``: its records already in the log (a recovered table)."""
+        journal = Journal(table_id, self, list(frames or ()))
+        if not journal.closed:
+            self._journals[table_id] = journal
         return journal
+
+    def drop(self, table_id: str) -> None:
+        """The table leaves the log (its records are elsewhere now): said in the next round."""
+        self._journals.pop(table_id, None)
+        self._ends.append(encode_entry(table_id, b""))
+        self._wake.set()
 
     def mark(self, journal: Journal) -> None:
         self._dirty[journal] = None
         self._wake.set()
+
+    def read(self) -> LogRead:
+        return read_log(self.path)
+
+    def compact(self, tables: dict[str, list[bytes]]) -> None:
+        """Replace the log with one holding just ``tables``' frames (at start-up, and at a checkpoint)."""
+        chunks = [encode_entry(table_id, frame) for table_id, frames in tables.items() for frame in frames]
+        write_file(self.path, chunks)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        os.close(self._fd)
+        self._fd, self.size = fd, sum(map(len, chunks))
 
     async def run(self) -> None:
         try:
@@ -242,121 +340,115 @@ class Syncer:
                 self._wake = trio.Event()
                 await self._round()
         finally:
-            for journal in self._journals:
-                journal.close()
+            self.close()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     async def _round(self) -> None:
+        if self.failed is not None:
+            return
         journals = [j for j in self._dirty if not j.closed]
         self._dirty.clear()
         taken = [(journal, *journal._take()) for journal in journals]
-        writes = [(journal, data) for journal, data, _ in taken if data]
-        if writes:
+        written = [(journal, frames, upto) for journal, frames, upto in taken if frames]
+        data = b"".join([*self._ends, *(encode_entry(j.table_id, f) for j, frames, _ in written for f in frames)])
+        self._ends = []
+        if data:
             started = time.perf_counter()
-            errors = await trio.to_thread.run_sync(_write_all, writes)
+            try:
+                await trio.to_thread.run_sync(self._write, data, [j.table_id for j, _, _ in written])
+            except OSError as exc:
+                self._fail(exc)
+                return
             metrics.observe_journal_sync((time.perf_counter() - started) * 1000)
             self.rounds += 1
-        else:
-            errors = {}
-        for journal, data, upto in taken:
-            error = errors.get(journal)
-            if error is not None:
-                self._journals.discard(journal)
-                journal._fail(error)
-                continue
-            if data:
-                self._release(journal, upto)
-            if journal.finishing and not journal._pending:
-                self._journals.discard(journal)
-                journal.close()
+        for journal, frames, upto in written:
+            self._release(journal, frames, upto)
+        finished = [j for j, _, _ in taken if j.finishing and not j._pending and not j.closed]
+        if finished:
+            await self._export(finished)
+        if self.size > self._next_checkpoint:
+            await self._checkpoint()
 
-    def _release(self, journal: Journal, upto: int) -> None:
+    def _write(self, data: bytes, tables: list[str]) -> None:
+        """In the worker thread: the round's one write, then its one sync."""
+        if faults.ACTIVE is not None:
+            faults.before_write(self.path, self._fd, data, tables)
+        _write_fully(self._fd, data)
+        self.size += len(data)
+        if faults.ACTIVE is not None:
+            faults.before_sync(self.path, tables)  # the round's sync comes next: a kill here, or an fsync error
+        if self.policy == "fsync":
+            os.fdatasync(self._fd)
+
+    def _fail(self, exc: OSError) -> None:
+        """The log cannot be written: every table stops, nothing more is acknowledged."""
+        self.failed = exc
+        self.log.error("log_failed", log=self.path, error=str(exc))
+        journals, self._journals = list(self._journals.values()), {}
+        for journal in journals:
+            try:
+                journal._fail(exc)
+            except Exception:
+                self.log.exception("failure_callback_failed", table=journal.table_id)
+
+    def _release(self, journal: Journal, frames: list[bytes], upto: int) -> None:
         """Run the callbacks the round made durable. They belong to one table: a bug in one must not stop
         the syncer, which every other table depends on."""
         try:
-            journal._written(upto)
+            journal._written(frames, upto)
         except Exception:
-            self.log.exception("durable_callback_failed", journal=journal.path)
+            self.log.exception("durable_callback_failed", table=journal.table_id)
 
-
-SYNC_THREADS = 8  # journals fsynced at once where there is no syncfs: the disk merges concurrent fsyncs
-_pool = ThreadPoolExecutor(max_workers=SYNC_THREADS, thread_name_prefix="journal-sync")
-
-
-def _load_syncfs() -> Callable[[int], None] | None:
-    """``syncfs(fd)`` where it reports write-back errors (Linux 5.8 and later), else None."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        major, minor = (int(part) for part in platform.release().split(".")[:2])
-        call = ctypes.CDLL(None, use_errno=True).syncfs
-    except (ValueError, OSError, AttributeError):
-        return None
-    if (major, minor) < (5, 8):
-        return None
-    call.argtypes, call.restype = [ctypes.c_int], ctypes.c_int
-
-    def syncfs(fd: int) -> None:
-        if call(fd) != 0:
-            error = ctypes.get_errno()
-            raise OSError(error, os.strerror(error))
-
-    return syncfs
-
-
-SYNCFS = _load_syncfs()
-
-
-def _write_all(writes: list[tuple[Journal, bytes]]) -> dict[Journal, OSError]:
-    """In the worker thread: every journal's write, then one sync for all that need one; the failures, by
-    journal."""
-    errors: dict[Journal, OSError] = {}
-    to_sync: list[Journal] = []
-    for journal, data in writes:
+    async def _export(self, finished: list[Journal]) -> None:
+        """Finished tables' records to their replay files, after the round's callbacks, then the entries saying
+        they left the log (synced by the next round: lost, the table is exported again on start). One that
+        cannot be written stays in the log: a restart exports it again."""
+        for journal in finished:
+            journal.closed = True
+            self._journals.pop(journal.table_id, None)
         try:
-            journal._write(data)
-        except OSError as exc:
-            errors[journal] = exc
-            continue
-        if journal.policy != "write":
-            to_sync.append(journal)
-    if to_sync:
-        errors.update(_sync_all(to_sync))
-    return errors
+            failed = await trio.to_thread.run_sync(self._export_all, finished)
+        except OSError as exc:  # the log's write
+            self._fail(exc)
+            return
+        for journal, exc in failed.items():
+            self.log.error("replay_export_failed", table=journal.table_id, error=str(exc))
 
+    def _export_all(self, finished: list[Journal]) -> dict[Journal, OSError]:
+        """In the worker thread: each replay file, then one write of the end entries to the log."""
+        failed: dict[Journal, OSError] = {}
+        for journal in finished:
+            try:
+                write_file(os.path.join(self.replays, f"{journal.table_id}.journal"), journal.frames)
+            except OSError as exc:
+                failed[journal] = exc
+        ends = b"".join(encode_entry(j.table_id, b"") for j in finished if j not in failed)
+        _write_fully(self._fd, ends)
+        self.size += len(ends)
+        return failed
 
-def _sync_all(journals: list[Journal]) -> dict[Journal, OSError]:
-    if SYNCFS is None or journals[0].policy != "syncfs":  # a syncer's journals share their data directory's policy
-        return _fsync_each(journals)
-    by_device: dict[int, list[Journal]] = {}  # a data directory's journals share one, unless it mounts others
-    for journal in journals:
-        by_device.setdefault(journal.device, []).append(journal)
-    errors: dict[Journal, OSError] = {}
-    for group in by_device.values():
+    async def _checkpoint(self) -> None:
+        """The live tables' durable records to a fresh log, renamed over this one. Records appended meanwhile
+        wait for the next round, which writes them to the new log. If it cannot be written the old log stays.
+        The next one comes once the log has doubled, and never before ``checkpoint_bytes``."""
+        live = {table_id: list(j.frames) for table_id, j in self._journals.items() if j.frames}
+        started = time.perf_counter()
         try:
-            SYNCFS(group[0]._fd)
+            await trio.to_thread.run_sync(self.compact, live)
         except OSError as exc:
-            failed = _fsync_each(group)  # which of them? each fsync reports its own file's errors
-            errors.update(failed or {journal: exc for journal in group})
-    return errors
+            self.log.error("checkpoint_failed", log=self.path, error=str(exc))
+            return
+        finally:
+            self._next_checkpoint = max(self.checkpoint_bytes, 2 * self.size)
+        self.checkpoints += 1
+        self.log.info("checkpoint", tables=len(live), bytes=self.size,
+                      ms=round((time.perf_counter() - started) * 1000, 1))
 
 
-def _fsync_each(journals: list[Journal]) -> dict[Journal, OSError]:
-    """An fsync per journal, on up to ``SYNC_THREADS`` threads at once: each thread takes a share of the
-    journals, so a round of a thousand costs a few hand-offs to the pool, not one each."""
-    if len(journals) == 1:
-        return _fsync_share(journals)
-    shares = [journals[i::SYNC_THREADS] for i in range(min(SYNC_THREADS, len(journals)))]
-    errors: dict[Journal, OSError] = {}
-    for failed in _pool.map(_fsync_share, shares):
-        errors.update(failed)
-    return errors
-
-
-def _fsync_share(journals: list[Journal]) -> dict[Journal, OSError]:
-    errors: dict[Journal, OSError] = {}
-    for journal in journals:
-        try:
-            journal._sync()
-        except OSError as exc:
-            errors[journal] = exc
-    return errors
+def read_table(path: str, table_id: str) -> list[dict[str, Any]]:
+    """An unfinished table's records in the log at ``path`` (none if it has none, or is finished)."""
+    return decode_frames(read_log(path).tables.get(table_id, []), f"{table_id} in {path}")

@@ -77,11 +77,10 @@ class Lobby:
             try:
                 match = Match.replay(rec.records)
             except ReplayMismatch as exc:
-                self.data.set_aside(f"{rec.table_id}.journal", str(exc))
+                self.data.set_aside(rec.table_id, str(exc))
                 continue
-            journal = self.data.open_journal(match.id, truncate_to=rec.valid_bytes if rec.torn else None)
-            self.log.info("table_recovered", table=match.id, state=match.state, events=match.seq,
-                          torn_tail=rec.torn)
+            journal = self.data.open_journal(match.id)
+            self.log.info("table_recovered", table=match.id, state=match.state, events=match.seq)
             self._open(Table(match, self.clock, journal))  # one that ended before its file moved just closes
 
     def _open(self, table: Table) -> None:
@@ -93,7 +92,8 @@ class Lobby:
         self.nursery.start_soon(table.run)
 
     def _finished(self, table: Table) -> None:
-        """A table's task is over: keep it in the finished index; archive its journal once it is durable."""
+        """A table's task is over: keep it in the finished index; its journal, once durable, becomes its replay
+        file."""
         del self.live[table.id]
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
@@ -105,9 +105,7 @@ class Lobby:
             del self.tables[old]
         if table.journal is None or self.data is None:
             return
-        data, journal = self.data, table.journal
-        journal.after_durable(lambda: data.archive(table.id))
-        journal.finish()
+        table.journal.finish()
 
     def bulletin(self, topic: str, re: int | None = None) -> dict[str, Any]:
         version, data = self.bulletins.get(topic, (0, None))

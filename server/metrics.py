@@ -39,7 +39,7 @@ _LATENESS = Histogram("parsimonia_timer_lateness_seconds", "How late timers fire
                       buckets=(0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
                       registry=_REGISTRY)
 _SYNC = Histogram("parsimonia_journal_sync_seconds",
-                  "Time of one syncer round: every dirty journal written (and fsynced) in one thread hand-off.",
+                  "Time of one syncer round: every table's records written to the log (and fdatasynced), one hand-off.",
                   buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
                   registry=_REGISTRY)
 

@@ -1,10 +1,16 @@
-"""The data directory: live journals, finished games' replay files, and what could not be trusted.
+"""The data directory: the write-ahead log of every unfinished table, finished games' replay files, and what
+could not be trusted.
 
-    DIR/tables/<table>.journal    the journal of every unfinished table (recovered on start)
+    DIR/log                       the log (``server/journal.py``): every unfinished table's records
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
-    DIR/corrupt/<table>.journal   a journal that failed its checks, set aside for a person to look at
+    DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
     DIR/clock                     the server time at the last heartbeat
     DIR/lock                      held by the one process using the directory (``server.dirlock``)
+    DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
+                                  moved into the log, then removed (with the directory once empty)
+
+On start (``recover``) the log is read, the tables found are checked, and the log is compacted to them: a
+torn or garbage tail is gone, and so are finished tables' records.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from typing import Any
 from server import logs
 from server.clock import read_heartbeat
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import Journal, JournalCorrupt, Syncer, read_journal
+from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
+                            write_file)
 
 _ID = re.compile(r"^t(\d+)\.journal$")
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
@@ -27,8 +34,6 @@ __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 class Recovered:
     table_id: str
     records: list[dict[str, Any]]
-    valid_bytes: int
-    torn: bool
 
 
 class DataDir:
@@ -37,68 +42,95 @@ class DataDir:
     def __init__(self, root: str, policy: str = "fsync") -> None:
         self.root = root
         self.policy = policy
-        self.tables = os.path.join(root, "tables")
+        self.log_path = os.path.join(root, "log")
+        self.legacy = os.path.join(root, "tables")
         self.replays = os.path.join(root, "replays")
         self.corrupt = os.path.join(root, "corrupt")
         self.clock_path = os.path.join(root, "clock")
         os.makedirs(root, mode=0o700, exist_ok=True)
         self._lock = DirLock(root)
-        self.syncer = Syncer()  # every journal of the directory; the server runs it
-        for path in (self.tables, self.replays, self.corrupt):
+        for path in (self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
+        self.syncer: Log = Syncer(self.log_path, self.replays, policy)  # the server runs it
+        self._frames: dict[str, list[bytes]] = {}  # recovered tables' records, until their journal opens
+        self._seen: list[str] = []  # every unfinished table found on start
         self.log = logs.get(data=root)
 
     def close(self) -> None:
         """Release the directory for the next server."""
+        self.syncer.close()
         self._lock.close()
 
-    def journal_path(self, table_id: str) -> str:
-        return os.path.join(self.tables, f"{table_id}.journal")
-
-    def open_journal(self, table_id: str, truncate_to: int | None = None) -> Journal:
-        return self.syncer.add(Journal(self.journal_path(table_id), self.policy, truncate_to))
-
-    def archive(self, table_id: str) -> None:
-        """A finished table's journal becomes its replay file."""
-        os.replace(self.journal_path(table_id), os.path.join(self.replays, f"{table_id}.journal"))
+    def open_journal(self, table_id: str) -> Journal:
+        return self.syncer.open(table_id, self._frames.pop(table_id, None))
 
     def next_table_number(self) -> int:
-        numbers = [int(m.group(1)) for d in (self.tables, self.replays, self.corrupt) for name in os.listdir(d)
-                   if (m := _ID.match(name))]
-        return max(numbers, default=0) + 1
+        names = [*(f"{t}.journal" for t in self._seen), *self._listdir(self.legacy), *os.listdir(self.replays),
+                 *os.listdir(self.corrupt)]
+        return max([int(m.group(1)) for name in names if (m := _ID.match(name))], default=0) + 1
+
+    @staticmethod
+    def _listdir(path: str) -> list[str]:
+        return os.listdir(path) if os.path.isdir(path) else []
 
     def recover(self) -> list[Recovered]:
-        """Every unfinished table's records, oldest table first. Corrupt journals are moved aside."""
+        """Every unfinished table's records, oldest table first; the log compacted to them. Tables whose records
+        cannot be trusted are set aside."""
+        frames = self._recover_legacy()
+        read = self.syncer.read()
+        if read.torn:
+            self.log.warning("log_torn_tail_dropped", kept_bytes=read.valid_bytes,
+                             dropped_bytes=os.path.getsize(self.log_path) - read.valid_bytes)
+        frames.update(read.tables)
+        self._seen = list(frames)
         out = []
-        for name in sorted(os.listdir(self.tables), key=lambda n: (len(n), n)):
+        for table_id in sorted(frames, key=lambda t: (len(t), t)):
+            try:
+                records = decode_frames(frames[table_id], f"{table_id} in the log")
+                if records[0].get("k") != "table":
+                    raise JournalCorrupt(f"{table_id}: no table record at its start")
+            except JournalCorrupt as exc:
+                self._write_aside(table_id, frames.pop(table_id), str(exc))
+                continue
+            out.append(Recovered(table_id, records))
+        self.syncer.compact(frames)
+        self._frames = frames
+        for name in self._listdir(self.legacy):
+            if _ID.match(name):
+                os.remove(os.path.join(self.legacy, name))
+        if os.path.isdir(self.legacy) and not os.listdir(self.legacy):
+            os.rmdir(self.legacy)
+        return out
+
+    def _recover_legacy(self) -> dict[str, list[bytes]]:
+        """The per-table journals of a server before the shared log, as frames for the log."""
+        out: dict[str, list[bytes]] = {}
+        for name in sorted(self._listdir(self.legacy), key=lambda n: (len(n), n)):
             if not _ID.match(name):
                 continue
-            path = os.path.join(self.tables, name)
+            path = os.path.join(self.legacy, name)
             try:
                 read = read_journal(path)
-                if not read.valid_bytes:  # not one whole record
-                    self._drop_unborn(name, path)
-                    continue
-                if not read.records or read.records[0].get("k") != "table":
-                    raise JournalCorrupt(f"{path}: no table record at its start")
             except JournalCorrupt as exc:
-                self.set_aside(name, str(exc))
+                os.replace(path, os.path.join(self.corrupt, name))
+                self.log.error("journal_set_aside", journal=name, why=str(exc))
+                continue
+            if not read.valid_bytes:  # a crash while its table was created: never acknowledged
+                self.log.warning("journal_never_created_dropped", journal=name, bytes=os.path.getsize(path))
                 continue
             if read.torn:
                 self.log.warning("journal_torn_tail_dropped", journal=name, kept_bytes=read.valid_bytes)
-            out.append(Recovered(name.removesuffix(".journal"), read.records, read.valid_bytes, read.torn))
+            out[name.removesuffix(".journal")] = [encode_record(record) for record in read.records]
         return out
 
-    def _drop_unborn(self, name: str, path: str) -> None:
-        """A journal with no whole record: a crash came while its table was being created, before its first
-        record was durable, so the creation was never acknowledged (``created`` waits for it). Nothing in it
-        can be trusted or lost: it goes, with a warning, rather than to ``corrupt`` for a person to look at."""
-        size = os.path.getsize(path)
-        os.remove(path)
-        self.log.warning("journal_never_created_dropped", journal=name, bytes=size)
+    def set_aside(self, table_id: str, why: str) -> None:
+        """A recovered table that does not replay: its records go to ``corrupt/`` and leave the log."""
+        self._write_aside(table_id, self._frames.pop(table_id, []), why)
+        self.syncer.drop(table_id)
 
-    def set_aside(self, name: str, why: str) -> None:
-        os.replace(os.path.join(self.tables, name), os.path.join(self.corrupt, name))
+    def _write_aside(self, table_id: str, frames: list[bytes], why: str) -> None:
+        name = f"{table_id}.journal"
+        write_file(os.path.join(self.corrupt, name), frames)
         self.log.error("journal_set_aside", journal=name, why=why)
 
     def start_ms(self, recovered: list[Recovered]) -> int:

@@ -116,7 +116,7 @@ class Table(_Shell):
             self.submit(Request("detach", conn, {}))
 
     def journal_failed(self, exc: OSError) -> None:
-        """The journal cannot be written: stop the table, tell its clients, acknowledge nothing more."""
+        """The log cannot be written: stop the table, tell its clients, acknowledge nothing more."""
         self.log.error("journal_failed", error=str(exc))
         self.stopped = exc
         notice = encode(messages.error(self._stopped_error(), table=self.id))
@@ -127,7 +127,7 @@ class Table(_Shell):
     def _stopped_error(self) -> ProtocolError:
         assert self.stopped is not None
         why = self.stopped.strerror or str(self.stopped)
-        return ProtocolError("internal", f"this table's journal could not be written ({why}); the table is "
+        return ProtocolError("internal", f"the server's journal could not be written ({why}); every table is "
                              "stopped until the server is restarted")
 
     # ------------------------------------------------------------------ the task

@@ -21,7 +21,7 @@ import trio
 
 from clients.players import make_player
 from protocol.views import player_view
-from server.journal import read_journal
+from server.journal import read_journal, read_table
 from server.match import Match
 from server.replay import replay_file
 from tests.server.conftest import RawClient, connect, static_of
@@ -218,18 +218,23 @@ class Run:
 
     async def until_finished(self, server: trio.Process) -> None:
         with trio.fail_after(KILL_S):
-            while not self.games or not all(g.finished for g in self.games):
+            while not self.games or not all(g.finished and self.exported(g) for g in self.games):
                 assert server.returncode is None, "the server died unasked"
                 await trio.sleep(0.05)
+
+    def exported(self, game: Game) -> bool:
+        """The finished game's replay file is written (behind the log, once its last records are durable)."""
+        return (self.data / "replays" / f"{game.table}.journal").exists()
 
     # ------------------------------------------------------------------ the checks
 
     def journal(self, game: Game) -> list[dict[str, Any]]:
-        for where in ("tables", "replays"):
-            path = self.data / where / f"{game.table}.journal"
-            if path.exists():
-                return read_journal(str(path)).records
-        raise AssertionError(f"no journal for {game.table}")
+        live = read_table(str(self.data / "log"), game.table)
+        if live:
+            return live
+        path = self.data / "replays" / f"{game.table}.journal"
+        assert path.exists(), f"no journal for {game.table}"
+        return read_journal(str(path)).records
 
     def check_acked(self, game: Game) -> int:
         """The journal on disk holds every command acknowledged so far; the number of its records."""

@@ -14,7 +14,7 @@ import pytest
 import trio
 
 from server.faults import ENV as FAULT_ENV
-from server.journal import read_journal
+from server.journal import read_journal, read_log
 from server.match import Match
 from server.replay import replay_file
 from tests.faults.campaign import KILL_S, TIME_SCALE, Point, Run
@@ -120,4 +120,4 @@ async def test_kill_9_of_a_tournament_between_rounds_plays_each_round_once_to_th
         replay = data / "server" / "replays" / f"{sid}.journal"
         assert replay_file(str(replay), quiet=True, out=lambda _: None) == 0
         assert Match.replay(read_journal(str(replay)).records).result["digest"] == json.loads(result)["digest"]
-    assert not os.listdir(data / "server" / "tables") and not os.listdir(data / "server" / "corrupt")
+    assert not read_log(str(data / "server" / "log")).tables and not os.listdir(data / "server" / "corrupt")

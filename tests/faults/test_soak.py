@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import trio
 
-from server.journal import read_journal
+from server.journal import read_journal, read_table
 from tests.faults.conftest import FULL, scale
 from tests.faults.served import Served, raise_nofile, scrape
 from tests.server.conftest import RawClient, connect
@@ -63,8 +63,7 @@ class Soak:
     def records(self, table: str) -> list[dict[str, Any]]:
         """The table's journal: its replay file once finished, its live journal before."""
         finished = self.data / "replays" / f"{table}.journal"
-        live = finished if finished.exists() else self.data / "tables" / f"{table}.journal"
-        return read_journal(str(live)).records
+        return read_journal(str(finished)).records if finished.exists() else read_table(str(self.data / "log"), table)
 
 
 async def retried(soak: Soak, what: Any) -> Any:

@@ -19,7 +19,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, HandshakeError
 
-from server.journal import read_journal
+from server.journal import read_journal, read_log, read_table
 from server.replay import replay_file
 from server.match import Match
 from tests.server.conftest import BANK, connect
@@ -195,13 +195,12 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
                     while any(online.values()):
                         await trio.sleep(0.01)
                 # what the kill left on disk is what recovery will see
-                journal = read_journal(str(data / "tables" / f"{demo_table}.journal"))
-                crashed = Match.replay(journal.records)
+                crashed = Match.replay(read_table(str(data / "log"), demo_table))
                 if not hit(point, crashed, mark):
                     assert point == "auction" and kills < 6, f"the kill missed its moment ({point})"
                     points.append(point)  # once more
                 assert len(crashed.history) >= mark["seq"]  # every event the spectator saw was durable
-                ours = read_journal(str(data / "tables" / f"{own}.journal")).records
+                ours = read_table(str(data / "log"), own)
                 for player in players:
                     journaled = commands_by_seat(ours, player.seat)
                     assert _subsequence(player.acked, journaled), (point, player.seat)
@@ -231,7 +230,7 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
     assert sum(out["dollars"]) + out["company_dollars"] == BANK
     assert out["reason"] == "clock" and out["reconnects"] >= 4 * kills  # every bot came back after every kill
     assert "Traceback" not in (tmp_path / "serve.err").read_text()
-    assert not os.listdir(data / "corrupt") and not os.listdir(data / "tables")
+    assert not os.listdir(data / "corrupt") and not read_log(str(data / "log")).tables
 
     # the finished game's replay file reproduces the demo's result, digest included
     replay = data / "replays" / f"{demo_table}.journal"

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from server import faults
-from server.journal import Journal, encode_record, read_journal
+from server.journal import Syncer, encode_entry, encode_record, read_log
 from tests.server.test_cli import run
 
 
@@ -68,15 +68,17 @@ def test_a_fault_fires_once_at_the_nth_occurrence_of_its_point_at_its_table():
     assert not counted.due("event", "t1", 2) and counted.due("event", "t9", 1)
 
 
-def test_an_injected_fsync_error_fails_that_write_and_the_bytes_stay_written(tmp_path):
-    """The journal's hooks: eio@fsync raises from the write of the journal it names; the next write is clean."""
+def test_an_injected_fsync_error_fails_the_round_holding_its_table_and_the_bytes_stay_written(tmp_path):
+    """The log's hooks: eio@fsync:t1 raises from the first round writing records of t1, after its write; a
+    round without t1 and the next round are clean."""
     faults.configure("eio@fsync:t1")
-    journal = Journal(str(tmp_path / "t1.journal"))
-    record = encode_record({"k": "table", "id": "t1"})
+    syncer = Syncer(str(tmp_path / "log"), str(tmp_path))
+    entry = encode_entry("t1", encode_record({"k": "table", "id": "t1"}))
+    syncer._write(entry, ["t2"])
     with pytest.raises(OSError) as info:
-        journal._write(record)
+        syncer._write(entry, ["t1", "t2"])
     assert info.value.errno == errno.EIO
-    journal._write(record)
-    journal.close()
-    assert len(read_journal(str(tmp_path / "t1.journal")).records) == 2
-    assert os.path.getsize(tmp_path / "t1.journal") == 2 * len(record)
+    syncer._write(entry, ["t1"])
+    syncer.close()
+    assert len(read_log(str(tmp_path / "log")).tables["t1"]) == 3
+    assert os.path.getsize(tmp_path / "log") == 3 * len(entry)

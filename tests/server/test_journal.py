@@ -1,4 +1,5 @@
-"""The write-ahead journal: framing, torn tails, corruption, group commit and durability callbacks."""
+"""The write-ahead log: a table's record frames, the log's entries, torn tails, corruption, group commit and
+durability callbacks."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import msgpack
 import pytest
 import trio
 
-from server import journal as journal_module
-from server.journal import FRAME, Journal, JournalCorrupt, Syncer, encode_record, read_journal
+from server.journal import (ENTRY, FRAME, MAX_RECORD, Journal, JournalCorrupt, Syncer, encode_entry, encode_record,
+                            read_journal, read_log, read_table)
 
 RECORDS = [
     {"k": "table", "id": "t1", "game": "parsimonia", "seats": 3, "seed": 2**63 - 1, "time_scale": 12.5,
@@ -46,14 +47,17 @@ def flip(path, offset: int, mask: int = 0xFF) -> None:
         f.write(bytes([byte ^ mask]))
 
 
-async def run_journal(journal: Journal, work) -> None:
-    """Run a syncer for the journal while ``work`` appends, then let it finish what is pending."""
-    syncer = Syncer()
-    syncer.add(journal)
+def log_of(tmp_path, policy: str = "fsync") -> tuple[Syncer, Journal]:
+    """A log at ``tmp_path/log`` and table t1's journal in it."""
+    syncer = Syncer(str(tmp_path / "log"), str(tmp_path), policy)
+    return syncer, syncer.open("t1")
+
+
+async def run_journal(syncer: Syncer, journal: Journal, work) -> None:
+    """Run the syncer while ``work`` appends, until what it appended is durable."""
     async with trio.open_nursery() as nursery:
         nursery.start_soon(syncer.run)
         await work()
-        journal.finish()
         journal.after_durable(nursery.cancel_scope.cancel)
 
 
@@ -77,18 +81,15 @@ def test_records_round_trip_through_a_file(tmp_path):
 
 
 async def test_records_appended_through_the_journal_read_back_in_order(tmp_path):
-    path = str(tmp_path / "t1.journal")
-    journal = Journal(path, "fsync")
+    syncer, journal = log_of(tmp_path)
 
     async def work() -> None:
         for record in RECORDS:
             journal.append(record)
             await trio.sleep(0)
 
-    await run_journal(journal, work)
-    assert journal.closed
-    read = read_journal(path)
-    assert read.records == RECORDS and not read.torn
+    await run_journal(syncer, journal, work)
+    assert read_table(syncer.path, "t1") == RECORDS and not read_log(syncer.path).torn
 
 
 def test_an_empty_file_has_no_records_and_is_not_torn(tmp_path):
@@ -151,70 +152,98 @@ def test_a_record_that_is_not_a_journal_record_is_corrupt(tmp_path):
 
 def test_a_length_over_the_maximum_is_corrupt_not_torn(tmp_path):
     path = tmp_path / "t1.journal"
-    path.write_bytes(encode_record(RECORDS[0]) + FRAME.pack(journal_module.MAX_RECORD + 1, 0) + b"\x00" * 16)
+    path.write_bytes(encode_record(RECORDS[0]) + FRAME.pack(MAX_RECORD + 1, 0) + b"\x00" * 16)
     with pytest.raises(JournalCorrupt, match="claims"):
         read_journal(str(path))
 
 
-async def test_truncate_to_drops_a_torn_tail_and_appending_continues_after_it(tmp_path):
-    path = str(tmp_path / "t1.journal")
-    write_records(path, RECORDS)
-    whole = os.path.getsize(path)
-    with open(path, "ab") as f:
-        f.write(encode_record({"k": "tick", "at": 9})[:-3])
-    read = read_journal(path)
-    assert read.torn and read.valid_bytes == whole
-    journal = Journal(path, "write", truncate_to=read.valid_bytes)
+# ------------------------------------------------------------------ the log's entries
 
-    async def work() -> None:
-        journal.append({"k": "tick", "at": 10})
 
-    await run_journal(journal, work)
-    again = read_journal(path)
-    assert again.records == [*RECORDS, {"k": "tick", "at": 10}] and not again.torn
+def test_an_entry_is_length_crc_id_length_then_the_id_and_the_tables_record_frame():
+    frame = encode_record(RECORDS[0])
+    entry = encode_entry("t12", frame)
+    length, crc, name_len = ENTRY.unpack_from(entry)
+    assert (length, name_len) == (3 + len(frame), 3) and entry[ENTRY.size:] == b"t12" + frame
+    assert crc == zlib.crc32(b"t12" + frame)
+
+
+def test_the_log_gives_each_unfinished_tables_frames_in_order(tmp_path):
+    path = tmp_path / "log"
+    t1, t2 = [encode_record(r) for r in RECORDS[:3]], [encode_record(r) for r in RECORDS[3:]]
+    path.write_bytes(b"".join(encode_entry(t, f) for t, f in [("t1", t1[0]), ("t2", t2[0]), ("t1", t1[1]),
+                                                               ("t3", t1[0]), ("t2", t2[1]), ("t1", t1[2]),
+                                                               ("t3", b""), ("t2", t2[2])]))
+    read = read_log(str(path))
+    assert read.tables == {"t1": t1, "t2": t2} and not read.torn  # t3 ended
+    assert read_table(str(path), "t2") == RECORDS[3:] and read_table(str(path), "t3") == []
+
+
+def test_a_log_entry_cut_at_any_byte_loses_only_that_entry(tmp_path):
+    path = tmp_path / "log"
+    entries = [encode_entry("t1", encode_record(r)) for r in RECORDS]
+    whole = b"".join(entries[:-1])
+    for cut in range(1, len(entries[-1])):
+        path.write_bytes(whole + entries[-1][:cut])
+        read = read_log(str(path))
+        assert read.torn and read.valid_bytes == len(whole) and len(read.tables["t1"]) == len(RECORDS) - 1
+
+
+@pytest.mark.parametrize("at", [0, 5, 9, 20])
+def test_a_flipped_byte_in_the_log_loses_that_entry_and_everything_after_it(tmp_path, at):
+    path = tmp_path / "log"
+    entries = [encode_entry("t1", encode_record(r)) for r in RECORDS]
+    path.write_bytes(b"".join(entries))
+    flip(path, len(entries[0]) + len(entries[1]) + at)
+    read = read_log(str(path))
+    assert read.torn and read.tables["t1"] == [encode_record(r) for r in RECORDS[:2]]
+
+
+def test_no_log_is_an_empty_log(tmp_path):
+    read = read_log(str(tmp_path / "log"))
+    assert read.tables == {} and not read.torn and read.valid_bytes == 0
 
 
 # ------------------------------------------------------------------ group commit and durability
 
 
 async def test_appends_made_while_a_sync_runs_share_the_next_sync(tmp_path):
-    path = str(tmp_path / "t1.journal")
-    journal = Journal(path, "fsync")
+    syncer, journal = log_of(tmp_path)
     inside_first, release_first = threading.Event(), threading.Event()
-    real_write = journal._write
+    real_write = syncer._write
     calls: list[int] = []
 
-    def slow_first_write(data: bytes) -> None:
+    def slow_first_write(data: bytes, tables: list[str]) -> None:
         calls.append(len(data))
         if len(calls) == 1:
             inside_first.set()
             release_first.wait(10)
-        real_write(data)
+        real_write(data, tables)
 
-    journal._write = slow_first_write  # type: ignore[method-assign]
+    syncer._write = slow_first_write  # type: ignore[method-assign]
     durable_at: list[int] = []
 
     async def work() -> None:
         journal.append({"k": "tick", "at": 0})
-        journal.after_durable(lambda: durable_at.append(journal.syncs))
+        journal.after_durable(lambda: durable_at.append(syncer.rounds))
         await trio.to_thread.run_sync(inside_first.wait, 10)  # the first sync is running now
         for n in range(1, 100):
             journal.append({"k": "tick", "at": n})
-            journal.after_durable(lambda: durable_at.append(journal.syncs))
+            journal.after_durable(lambda: durable_at.append(syncer.rounds))
             await trio.sleep(0)
         assert durable_at == []  # nothing is acknowledged while the first sync runs
         release_first.set()
 
-    await run_journal(journal, work)
-    assert journal.syncs == 2 < 100
-    assert len(calls) == 2 and calls[1] == sum(len(encode_record({"k": "tick", "at": n})) for n in range(1, 100))
+    await run_journal(syncer, journal, work)
+    assert syncer.rounds == 2 < 100
+    assert len(calls) == 2
+    assert calls[1] == sum(len(encode_entry("t1", encode_record({"k": "tick", "at": n}))) for n in range(1, 100))
     assert durable_at == [1] + [2] * 99
-    assert [r["at"] for r in read_journal(path).records] == list(range(100))
+    assert [r["at"] for r in read_table(syncer.path, "t1")] == list(range(100))
 
 
 async def test_many_appends_need_fewer_syncs_than_records(tmp_path):
-    path = str(tmp_path / "t1.journal")
-    journal = Journal(path, "fsync")
+    syncer, journal = log_of(tmp_path)
     appended = 0
 
     async def work() -> None:
@@ -225,18 +254,17 @@ async def test_many_appends_need_fewer_syncs_than_records(tmp_path):
                 appended += 1
             await trio.sleep(0)
 
-    await run_journal(journal, work)
-    assert 1 <= journal.syncs < appended // 5
-    assert len(read_journal(path).records) == appended
+    await run_journal(syncer, journal, work)
+    assert 1 <= syncer.rounds < appended // 5
+    assert len(read_table(syncer.path, "t1")) == appended
 
 
 async def test_callbacks_run_in_order_once_their_records_are_on_disk(tmp_path):
-    path = str(tmp_path / "t1.journal")
-    journal = Journal(path, "fsync")
+    syncer, journal = log_of(tmp_path)
     seen: list[tuple[int, int]] = []  # (callback number, records in the file when it ran)
 
     def callback(n: int) -> None:
-        seen.append((n, len(read_journal(path).records)))
+        seen.append((n, len(read_table(syncer.path, "t1"))))
 
     async def work() -> None:
         for n in range(60):
@@ -246,13 +274,13 @@ async def test_callbacks_run_in_order_once_their_records_are_on_disk(tmp_path):
                 await trio.sleep(0)
         assert len(seen) < 60
 
-    await run_journal(journal, work)
+    await run_journal(syncer, journal, work)
     assert [n for n, _ in seen] == list(range(60))
     assert all(on_disk >= n + 1 for n, on_disk in seen)
 
 
 async def test_a_callback_with_nothing_pending_runs_at_once(tmp_path):
-    journal = Journal(str(tmp_path / "t1.journal"), "fsync")
+    syncer, journal = log_of(tmp_path)
     ran: list[str] = []
     journal.after_durable(lambda: ran.append("now"))
     assert ran == ["now"]
@@ -262,51 +290,45 @@ async def test_a_callback_with_nothing_pending_runs_at_once(tmp_path):
         journal.after_durable(lambda: ran.append("later"))
         assert ran == ["now"]
 
-    await run_journal(journal, work)
+    await run_journal(syncer, journal, work)
     assert ran == ["now", "later"]
     journal.after_durable(lambda: ran.append("after"))
     assert ran == ["now", "later", "after"]
 
 
-@pytest.mark.parametrize("syncfs", [True, False], ids=["syncfs", "fsync-per-journal"])
 @pytest.mark.parametrize(("policy", "syncs"), [("fsync", True), ("write", False)])
-async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, policy, syncs, syncfs):
+async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, policy, syncs):
     calls: list[int] = []
-    if syncfs:
-        monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (calls.append(fd), os.fsync(fd))[1])
-    else:
-        real_fsync = os.fsync
-        monkeypatch.setattr(journal_module, "SYNCFS", None)
-        monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
-    path = str(tmp_path / "t1.journal")
-    journal = Journal(path, "syncfs" if syncfs and policy == "fsync" else policy)
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (calls.append(fd), real(fd))[1])
+    syncer, journal = log_of(tmp_path, policy)
     durable: list[int] = []
 
     async def work() -> None:
         for n in range(5):
             journal.append({"k": "tick", "at": n})
-            journal.after_durable(lambda n=n: durable.append(len(read_journal(path).records)))
+            journal.after_durable(lambda n=n: durable.append(len(read_table(syncer.path, "t1"))))
             await trio.sleep(0.01)
 
-    await run_journal(journal, work)
+    await run_journal(syncer, journal, work)
     assert durable == [1, 2, 3, 4, 5]  # written before acknowledged, either way
-    assert (len(calls) == journal.syncs) if syncs else calls == []
+    assert (len(calls) == syncer.rounds) if syncs else calls == []
 
 
 def test_an_unknown_policy_is_refused(tmp_path):
-    for policy in ("off", "sometimes"):
-        with pytest.raises(ValueError, match="fsync, syncfs or write"):
-            Journal(str(tmp_path / "t1.journal"), policy)
+    for policy in ("off", "syncfs", "sometimes"):
+        with pytest.raises(ValueError, match="fsync or write"):
+            Syncer(str(tmp_path / "log"), str(tmp_path), policy)
 
 
-def test_journal_file_is_readable_by_its_owner_only(tmp_path):
+def test_the_log_is_readable_by_its_owner_only(tmp_path):
     old = os.umask(0)
     try:
-        journal = Journal(str(tmp_path / "t1.journal"), "fsync")
+        syncer, _ = log_of(tmp_path)
     finally:
         os.umask(old)
-    journal.close()
-    assert stat.S_IMODE(os.stat(tmp_path / "t1.journal").st_mode) == 0o600
+    syncer.close()
+    assert stat.S_IMODE(os.stat(tmp_path / "log").st_mode) == 0o600
 
 
 def test_a_zero_filled_tail_is_torn_not_corrupt(tmp_path):

@@ -13,7 +13,7 @@ import trio
 
 from clients.players import make_player
 from server.app import Server, ServerConfig
-from server.journal import read_journal
+from server.journal import read_journal, read_table
 from server.replay import replay_file
 from server.storage import DataDir
 from server.match import Match
@@ -106,7 +106,7 @@ async def test_recovered_table_is_the_same_and_its_clocks_lost_no_time(nursery, 
         seen_by_ada = [m for m in ada.frames if m["type"] == "event"]
 
     # every acknowledged command is in the journal, in order, and nothing else
-    records = read_journal(os.path.join(tmp_path, "tables", f"{table}.journal")).records
+    records = read_table(os.path.join(tmp_path, "log"), table)
     assert commands_by_seat(records, 0) == [{"type": "ready"}, {"type": "auction_drawn", "start_price": 5}]
     assert commands_by_seat(records, 1) == [{"type": "ready"}, {"type": "bid", "auction": auction["id"], "amount": 7}]
 
@@ -238,12 +238,12 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
         assert all(p.result is None for p in players)
 
     # what the kill left on disk: every acknowledged command, and every event a client saw
-    at_crash = read_journal(data.journal_path(table))
+    at_crash = read_table(data.log_path, table)
     for player in players:
-        journaled = commands_by_seat(at_crash.records, player.seat)
+        journaled = commands_by_seat(at_crash, player.seat)
         assert journaled[: len(player.acked)] == player.acked
         assert len(journaled) - len(player.acked) <= 1  # at most the command in flight, durable but unanswered
-    crashed = Match.replay(at_crash.records)
+    crashed = Match.replay(at_crash)
     assert crashed.engine.auctions  # auctions were open at the crash
     history = wire_history(crashed)
     for player in players:
@@ -265,6 +265,9 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
     assert result is not None and all(p.result == result for p in players)
     assert sum(result["dollars"]) + result["company_dollars"] == BANK
     replay_path = os.path.join(data.replays, f"{table}.journal")
+    with trio.fail_after(10):  # written behind the log, once the last records are durable
+        while not os.path.exists(replay_path):
+            await trio.sleep(0.01)
     records = read_journal(replay_path).records
     final = wire_history(Match.replay(records))  # the finished table keeps only its result in memory
     for player in players:  # each seat saw every event once, in order, across both servers

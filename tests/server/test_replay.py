@@ -14,7 +14,7 @@ import trio
 from server.app import Server, ServerConfig
 from server.cli import main
 from server.demo import demo
-from server.journal import encode_record, read_journal
+from server.journal import encode_record, read_journal, read_log
 from server.replay import replay_file
 from server.match import Match
 from tests.server.conftest import BANK
@@ -34,7 +34,7 @@ def finished(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
 
     out = trio.run(play)
     path = root / "replays" / f"{out['table']}.journal"
-    assert path.exists() and not list((root / "tables").iterdir())
+    assert path.exists() and not read_log(str(root / "log")).tables
     return path, out
 
 

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import trio
 from structlog.testing import capture_logs
 
 from server.app import Server, ServerConfig
-from server.journal import encode_record, read_journal
+from server.journal import encode_entry, encode_record, read_journal, read_log, read_table
 from server.match import Match
 from server.storage import DataDir, DataDirBusy
 from tests.server.conftest import connect, create_table, join
@@ -35,21 +36,22 @@ def table_records(table_id: str, *, at: int = 1000, seed: int = 7) -> list[dict[
 
 
 def write_journal(path: str, records: list[dict[str, Any]], tail: bytes = b"") -> int:
-    """Write the records (and ``tail`` bytes after them); return the size of the whole records."""
+    """A per-table journal (a replay file, or an old server's journal): the records and ``tail`` bytes after
+    them; the size of the whole records."""
     data = b"".join(encode_record(r) for r in records)
     with open(path, "wb") as f:
         f.write(data + tail)
     return len(data)
 
 
-def corrupt_middle(path: str) -> None:
-    """Flip a byte inside the second record's payload."""
-    with open(path, "rb") as f:
-        data = bytearray(f.read())
-    second = len(encode_record(read_journal(path).records[0]))
-    data[second + 12] ^= 0x55
+def write_log(path: str, tables: dict[str, list[dict[str, Any]]], tail: bytes = b"") -> int:
+    """A shared log holding each table's records (the tables one after the other), then ``tail``; the size of
+    the whole entries."""
+    data = b"".join(encode_entry(table_id, encode_record(r)) for table_id, records in tables.items()
+                    for r in records)
     with open(path, "wb") as f:
-        f.write(data)
+        f.write(data + tail)
+    return len(data)
 
 
 def layout(root: Any) -> DataDir:
@@ -63,32 +65,32 @@ def names(directory: str) -> list[str]:
     return sorted(os.listdir(directory))
 
 
+def in_log(data: DataDir) -> list[str]:
+    return sorted(read_log(data.log_path).tables)
+
+
 # ------------------------------------------------------------------ recovery
 
 
-async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recover(start_server, tmp_path,
-                                                                                   autojump_clock):
+async def test_tables_whose_records_do_not_replay_are_set_aside_and_logged_while_the_others_recover(
+        start_server, tmp_path, autojump_clock):
     data = layout(tmp_path)
-    for n in (1, 2, 3):
-        write_journal(data.journal_path(f"t{n}"), table_records(f"t{n}", seed=n))
-    corrupt_middle(data.journal_path("t2"))
-    with open(data.journal_path("t4"), "wb"):
-        pass  # created, but its first record never reached the disk: dropped (see the next test)
-    write_journal(data.journal_path("t5"), [*table_records("t5"),  # a command the rules refuse at that point
-                                            {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "end_turn"}}])
-    write_journal(data.journal_path("t6"), table_records("t6")[1:])  # no table record at its start
-    with open(os.path.join(data.tables, "notes.txt"), "w") as f:
-        f.write("not a journal")
-
+    write_log(data.log_path, {
+        "t1": table_records("t1", seed=1),
+        "t3": table_records("t3", seed=3),
+        "t5": [*table_records("t5"),  # a command the rules refuse at that point
+               {"k": "cmd", "at": 1600, "seat": 1, "command": {"type": "end_turn"}}],
+        "t6": table_records("t6")[1:],  # no table record at its start
+    })
     with capture_logs() as logged:
         server = await start_server(data_dir=str(tmp_path))
     assert sorted(server.lobby.tables) == ["t1", "t3"]
-    assert names(data.corrupt) == ["t2.journal", "t5.journal", "t6.journal"]
-    assert names(data.tables) == ["notes.txt", "t1.journal", "t3.journal"]
+    assert names(data.corrupt) == ["t5.journal", "t6.journal"]
     set_aside = {e["journal"]: e for e in logged if e["event"] == "journal_set_aside"}
-    assert sorted(set_aside) == ["t2.journal", "t5.journal", "t6.journal"]
+    assert sorted(set_aside) == ["t5.journal", "t6.journal"]
     assert all(e["log_level"] == "error" and e["why"] for e in set_aside.values())
-    assert "checksum" in set_aside["t2.journal"]["why"] and "does not replay" in set_aside["t5.journal"]["why"]
+    assert "does not replay" in set_aside["t5.journal"]["why"]
+    assert read_journal(os.path.join(data.corrupt, "t6.journal")).records == table_records("t6")[1:]
 
     for table_id in ("t1", "t3"):
         t = server.lobby.tables[table_id]
@@ -99,74 +101,109 @@ async def test_corrupt_journals_are_set_aside_and_logged_while_the_others_recove
         token = table_records("t3")[1]["token"]
         assert (await ada.request("resume", table="t3", token=token, last_seq=0))["type"] == "resumed"
         assert (await ada.request("act", table="t3", command={"type": "vote_end", "agree": True}))["type"] == "ok"
-        assert (await ada.request("view", table="t2"))["code"] == "no_such_table"
-        # new tables are numbered after every journal the directory holds, the corrupt ones included
+        assert (await ada.request("view", table="t5"))["code"] == "no_such_table"
+        # new tables are numbered after every table the directory holds, the corrupt ones included
         assert await create_table(ada, 2) == "t7"
+    assert in_log(data) == ["t1", "t3", "t7"]  # the set-aside ones left it
 
 
-async def test_a_journal_with_no_whole_record_is_a_creation_cut_short_and_is_dropped(start_server, tmp_path,
-                                                                                       autojump_clock):
-    """A crash while a table was created (tests/faults: table-being-created) leaves its journal empty or with
-    half of its first record: never acknowledged, so dropped with a warning, not set aside as corrupt."""
+async def test_an_old_servers_per_table_journals_are_moved_into_the_log_on_start(start_server, tmp_path,
+                                                                                autojump_clock):
     data = layout(tmp_path)
-    write_journal(data.journal_path("t1"), table_records("t1"))
-    with open(data.journal_path("t2"), "wb"):
-        pass
-    write_journal(data.journal_path("t3"), [], tail=encode_record(table_records("t3")[0])[:-7])
+    os.makedirs(data.legacy)
+    for n in (1, 2, 3):
+        write_journal(os.path.join(data.legacy, f"t{n}.journal"), table_records(f"t{n}", seed=n))
+    with open(os.path.join(data.legacy, "t2.journal"), "r+b") as f:  # a byte flipped in its second record
+        f.seek(len(encode_record(table_records("t2")[0])) + 12)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0x55]))
+    with open(os.path.join(data.legacy, "t4.journal"), "wb"):
+        pass  # created, but its first record never reached the disk: dropped
     with capture_logs() as logged:
         server = await start_server(data_dir=str(tmp_path))
-    assert sorted(server.lobby.tables) == ["t1"]
-    assert names(data.tables) == ["t1.journal"] and names(data.corrupt) == []
-    dropped = [e for e in logged if e["event"] == "journal_never_created_dropped"]
-    assert [(e["journal"], e["log_level"]) for e in dropped] == [("t2.journal", "warning"), ("t3.journal", "warning")]
-    assert not [e for e in logged if e["log_level"] == "error"]
+    assert sorted(server.lobby.tables) == ["t1", "t3"]
+    assert names(data.corrupt) == ["t2.journal"] and not os.path.exists(data.legacy)
+    assert in_log(data) == ["t1", "t3"]
+    assert read_table(data.log_path, "t3") == table_records("t3", seed=3)
+    events = {e["event"]: e for e in logged}
+    assert "checksum" in events["journal_set_aside"]["why"] and events["journal_never_created_dropped"]
     async with connect(server, "ada") as ada:
-        assert await create_table(ada, 2) == "t2"  # nobody was ever told of the dropped ones
+        assert await create_table(ada, 2) == "t4"  # nobody was ever told of the dropped one
 
 
-async def test_a_torn_tail_is_dropped_and_the_journal_grows_after_it(start_server, tmp_path, autojump_clock):
+async def test_a_torn_tail_of_the_log_is_dropped_and_the_log_grows_after_it(start_server, tmp_path,
+                                                                          autojump_clock):
     data = layout(tmp_path)
     records = table_records("t1")
-    torn = encode_record({"k": "cmd", "at": 1700, "seat": 1, "command": {"type": "ready"}})[:-5]
-    whole = write_journal(data.journal_path("t1"), records, tail=torn)
-    assert read_journal(data.journal_path("t1")).torn
+    torn = encode_entry("t1", encode_record({"k": "cmd", "at": 1700, "seat": 1, "command": {"type": "ready"}}))
+    whole = write_log(data.log_path, {"t1": records}, tail=torn[:-5])
+    assert read_log(data.log_path).torn
 
     with capture_logs() as logged:
         server = await start_server(data_dir=str(tmp_path))
-    assert [e for e in logged if e["event"] == "journal_torn_tail_dropped"][0]["kept_bytes"] == whole
+    assert [e for e in logged if e["event"] == "log_torn_tail_dropped"][0]["kept_bytes"] == whole
     t = server.lobby.tables["t1"]
     assert t.match.engine.ready == {0}  # the torn "ready" of seat 1 is not part of the game
     async with connect(server, "bob") as bob:
         assert (await bob.request("resume", table="t1", token=records[2]["token"], last_seq=0))["type"] == "resumed"
         reply = await bob.request("act", table="t1", command={"type": "vote_end", "agree": True})
         assert reply["type"] == "ok"
-    after = read_journal(data.journal_path("t1"))
-    assert not after.torn
-    assert after.records[:-1] == records
-    assert after.records[-1]["k"] == "cmd" and after.records[-1]["command"] == {"type": "vote_end", "agree": True}
-    assert after.valid_bytes == os.path.getsize(data.journal_path("t1")) > whole
+    after = read_log(data.log_path)
+    assert not after.torn and after.valid_bytes == os.path.getsize(data.log_path) > whole
+    assert read_table(data.log_path, "t1") == [*records, {"k": "cmd", "at": ANY, "seat": 1,
+                                                          "command": {"type": "vote_end", "agree": True}}]
+
+
+def test_garbage_in_the_log_loses_only_what_follows_the_last_good_entry(tmp_path):
+    data = layout(tmp_path)
+    good = write_log(data.log_path, {"t1": table_records("t1"), "t2": table_records("t2")})
+    with open(data.log_path, "r+b") as f:  # a byte flipped in t2's third record
+        f.seek(good - 3 * len(encode_entry("t2", encode_record(table_records("t2")[-1]))))
+        f.write(b"\xff")
+    with open(data.log_path, "ab") as f:
+        f.write(os.urandom(300))
+    read = read_log(data.log_path)
+    assert read.torn and read.tables["t1"] == [encode_record(r) for r in table_records("t1")]
+    assert len(read.tables["t2"]) < len(table_records("t2"))
+    data = DataDir(str(tmp_path))
+    try:
+        assert [r.table_id for r in data.recover()] == ["t1", "t2"]
+        assert not read_log(data.log_path).torn  # compacted to what was good
+    finally:
+        data.close()
+
+
+def test_a_table_whose_end_entry_is_in_the_log_is_not_recovered(tmp_path):
+    data = layout(tmp_path)
+    write_log(data.log_path, {"t1": table_records("t1"), "t2": table_records("t2")}, tail=encode_entry("t1", b""))
+    data = DataDir(str(tmp_path))
+    try:
+        assert [r.table_id for r in data.recover()] == ["t2"]
+        assert data.next_table_number() == 3
+    finally:
+        data.close()
 
 
 # ------------------------------------------------------------------ the clock
 
 
 def test_start_ms_is_no_earlier_than_any_record_or_the_heartbeat(tmp_path):
-    data = layout(tmp_path)
+    data = DataDir(str(tmp_path))
     assert data.start_ms(data.recover()) == 0  # a new directory
-    write_journal(data.journal_path("t1"), table_records("t1", at=1000))
-    write_journal(data.journal_path("t2"), [*table_records("t2", at=5000),
-                                            {"k": "tick", "at": 7250}])
+    write_log(data.log_path, {"t1": table_records("t1", at=1000),
+                              "t2": [*table_records("t2", at=5000), {"k": "tick", "at": 7250}]})
     recovered = data.recover()
     assert data.start_ms(recovered) == 7250
     for heartbeat, expected in (("9000", 9000), ("3000", 7250), ("garbage", 7250), ("", 7250)):
         with open(data.clock_path, "w") as f:
             f.write(heartbeat)
         assert data.start_ms(recovered) == expected, heartbeat
-    os.remove(data.journal_path("t1"))
-    os.remove(data.journal_path("t2"))
+    os.remove(data.log_path)
     with open(data.clock_path, "w") as f:
         f.write("123456")
     assert data.start_ms(data.recover()) == 123456
+    data.close()
 
 
 async def test_server_time_continues_from_the_heartbeat_and_is_kept_in_it(start_server, tmp_path, autojump_clock):
@@ -193,13 +230,16 @@ async def test_a_finished_table_is_archived_to_replays(start_server, tmp_path, a
         table = await create_table(ada, 2, seed=3, options=OPTIONS)
         await join(ada, table)
         await join(bob, table)
-        assert names(data.tables) == [f"{table}.journal"]
+        assert in_log(data) == [table]
         for client in (ada, bob):
             assert (await client.request("act", table=table, command={"type": "vote_end", "agree": True}))["type"] \
                 == "ok"
         result = (await ada.event("result"))["event"]["result"]
     assert result["reason"] == "agreement"
-    assert names(data.tables) == [] and names(data.replays) == [f"{table}.journal"]
+    with trio.fail_after(10):  # written behind the log, once the last records are durable
+        while in_log(data):
+            await trio.sleep(0.01)
+    assert names(data.replays) == [f"{table}.journal"]
     replay = read_journal(os.path.join(data.replays, f"{table}.journal"))
     assert [r["k"] for r in replay.records] == ["table", "join", "join", "start", "cmd", "cmd", "end"]
     assert replay.records[-1]["result"] == result and not replay.torn
@@ -212,10 +252,10 @@ async def test_a_table_that_ended_just_before_a_crash_is_archived_on_start(start
     live = Match.replay(records)
     assert live.state == "over"
     records.append({"k": "end", "at": 1600, "result": live.result})
-    write_journal(data.journal_path("t1"), records)
+    write_log(data.log_path, {"t1": records})
     server = await start_server(data_dir=str(tmp_path))
     with trio.fail_after(10):
-        while names(data.tables):
+        while in_log(data):
             await trio.sleep(0.01)
     assert names(data.replays) == ["t1.journal"]
     assert server.lobby.tables["t1"].state == "over"
@@ -226,7 +266,7 @@ async def test_table_numbers_continue_after_the_highest_journal(start_server, tm
     data = layout(tmp_path)
     write_journal(os.path.join(data.replays, "t3.journal"), table_records("t3"))
     write_journal(os.path.join(data.replays, "t12.journal"), table_records("t12"))
-    write_journal(data.journal_path("t4"), table_records("t4"))
+    write_log(data.log_path, {"t4": table_records("t4")})
     assert data.next_table_number() == 13
     server = await start_server(data_dir=str(tmp_path))
     async with connect(server) as client:
@@ -268,3 +308,18 @@ async def test_a_second_server_on_a_data_directory_in_use_does_not_start(start_s
         await Server(ServerConfig(host="127.0.0.1", port=0, data_dir=str(tmp_path))).run()
     async with connect(server) as client:  # the first one carries on
         assert await create_table(client, 2) == "t1"
+
+
+def test_a_compaction_cut_short_before_its_rename_leaves_the_old_log_to_recover(tmp_path):
+    """A crash while the log was being rewritten (on start, or a checkpoint) leaves ``log.new`` half written
+    beside the old log: the old log is what recovers, and the next rewrite replaces the leftover."""
+    data = layout(tmp_path)
+    write_log(data.log_path, {"t1": table_records("t1"), "t2": table_records("t2")})
+    with open(data.log_path + ".new", "wb") as f:
+        f.write(encode_entry("t1", encode_record(table_records("t1")[0]))[:-9])
+    data = DataDir(str(tmp_path))
+    try:
+        assert [r.table_id for r in data.recover()] == ["t1", "t2"]
+        assert not os.path.exists(data.log_path + ".new") and in_log(data) == ["t1", "t2"]
+    finally:
+        data.close()

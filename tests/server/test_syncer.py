@@ -1,4 +1,5 @@
-"""One syncer for every journal of a data directory: one thread hand-off per round, failures kept apart."""
+"""One log for every table of a data directory: one write, one sync and one thread hand-off per round; a
+failure stops every table; finished tables go to their replay files; checkpoints compact the log."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from collections.abc import Callable
 
 import trio
 
-from server import journal as journal_module
-from server.journal import Journal, Syncer, read_journal
+from server.journal import Journal, Syncer, encode_entry, read_journal, read_log, read_table
+
+
+def log_in(tmp_path, policy: str = "fsync", **kw) -> Syncer:
+    return Syncer(str(tmp_path / "log"), str(tmp_path), policy, **kw)
 
 
 async def tick_each(syncer: Syncer, journals: list[Journal], until: Callable[[list[int]], bool]) -> list[int]:
@@ -27,159 +31,118 @@ async def tick_each(syncer: Syncer, journals: list[Journal], until: Callable[[li
     return durable
 
 
-async def test_one_round_writes_every_dirty_journal_in_one_thread_hand_off(tmp_path, monkeypatch):
-    hand_offs: list[int] = []
-    real = trio.to_thread.run_sync
-
-    async def counted(fn, writes, **kw):
-        hand_offs.append(len(writes))
-        return await real(fn, writes, **kw)
-
-    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
-    syncer = Syncer()
-    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(50)]
+async def test_one_round_makes_every_tables_records_durable_with_one_write_and_one_sync(tmp_path, monkeypatch):
+    writes: list[int] = []
+    syncs: list[int] = []
+    real_write, real_sync = os.write, os.fdatasync
+    monkeypatch.setattr(os, "write", lambda fd, data: (writes.append(fd), real_write(fd, data))[1])
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (syncs.append(fd), real_sync(fd))[1])
+    syncer = log_in(tmp_path)
+    journals = [syncer.open(f"t{n}") for n in range(50)]
     durable = await tick_each(syncer, journals, lambda durable: len(durable) == 50)
-    assert hand_offs == [50] and syncer.rounds == 1
+    assert syncer.rounds == 1 and len(writes) == 1 and len(syncs) == 1
     assert sorted(durable) == list(range(50))
-    assert all(j.closed for j in journals)  # the syncer closes what it holds when it stops
-    assert [read_journal(j.path).records for j in journals[:2]] == [[{"k": "tick", "at": 0}], [{"k": "tick", "at": 1}]]
+    assert read_table(syncer.path, "t0") == [{"k": "tick", "at": 0}]
+    assert len(read_log(syncer.path).tables) == 50
 
 
-async def test_a_journal_whose_write_fails_fails_alone(tmp_path):
-    syncer = Syncer()
-    good = syncer.add(Journal(str(tmp_path / "t1.journal"), "write"))
-    bad = syncer.add(Journal(str(tmp_path / "t2.journal"), "write"))
-    failures: list[OSError] = []
-    bad.on_failure = failures.append
-
-    def disk_full(data: bytes) -> None:
-        raise OSError(28, "No space left on device")
-
-    bad._write = disk_full  # type: ignore[method-assign]
-    acknowledged: list[str] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(syncer.run)
-        for n in range(3):
-            good.append({"k": "tick", "at": n})
-            good.after_durable(lambda: acknowledged.append("good"))
-            bad.append({"k": "tick", "at": n})
-            bad.after_durable(lambda: acknowledged.append("bad"))
-            await trio.sleep(0.01)
-        good.finish()
-        good.after_durable(nursery.cancel_scope.cancel)
-    assert acknowledged == ["good"] * 3
-    assert len(failures) == 1 and failures[0].errno == 28 and bad.failed is failures[0] and bad.closed
-    assert [r["at"] for r in read_journal(good.path).records] == [0, 1, 2]
+async def test_descriptors_do_not_grow_with_the_number_of_tables(tmp_path):
+    syncer = log_in(tmp_path)
+    before = len(os.listdir("/proc/self/fd"))
+    journals = [syncer.open(f"t{n}") for n in range(2000)]
+    await tick_each(syncer, journals, lambda durable: len(durable) == 2000)
+    assert len(os.listdir("/proc/self/fd")) <= before + 1  # trio's own wake-up pipe may come and go
 
 
 async def test_records_appended_during_a_round_wait_for_the_next(tmp_path):
-    syncer = Syncer()
-    journal = syncer.add(Journal(str(tmp_path / "t1.journal"), "fsync"))
-    rounds_seen: list[int] = []
-    real_write = journal._write
-
-    def write(data: bytes) -> None:
-        trio.from_thread.run_sync(journal.append, {"k": "tick", "at": 99})  # arrives while the round runs
-        journal._write = real_write  # type: ignore[method-assign]
-        real_write(data)
-
-    journal._write = write  # type: ignore[method-assign]
+    syncer = log_in(tmp_path)
+    first, second = syncer.open("t1"), syncer.open("t2")
+    order: list[str] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(syncer.run)
-        journal.append({"k": "tick", "at": 1})
-        journal.after_durable(lambda: rounds_seen.append(syncer.rounds))
-        await trio.sleep(0.05)
-        journal.after_durable(lambda: rounds_seen.append(syncer.rounds))
-        journal.finish()
-        journal.after_durable(nursery.cancel_scope.cancel)
-    assert rounds_seen == [1, 2]
-    assert [r["at"] for r in read_journal(journal.path).records] == [1, 99]
+        first.append({"k": "tick", "at": 1})
+        first.after_durable(lambda: order.append("first"))
+        await trio.testing.wait_all_tasks_blocked()  # the round with t1 is under way or done
+        second.append({"k": "tick", "at": 2})
+        second.after_durable(lambda: order.append("second"))
+        with trio.fail_after(5):
+            while len(order) < 2:
+                await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert order == ["first", "second"] and syncer.rounds == 2
 
 
-async def test_with_the_fsync_policy_a_round_fsyncs_each_journal_even_where_syncfs_exists(tmp_path, monkeypatch):
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (_ for _ in ()).throw(AssertionError("a syncfs")))
-    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
-    syncer = Syncer()
-    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "fsync")) for n in range(5)]
-    durable = await tick_each(syncer, journals, lambda durable: len(durable) == 5)
-    assert sorted(durable) == list(range(5)) and len(synced) >= 5
+async def test_a_failed_write_stops_every_table_and_keeps_what_was_durable(tmp_path):
+    syncer = log_in(tmp_path, "write")
+    journals = [syncer.open(f"t{n}") for n in range(3)]
+    stopped: list[tuple[str, int]] = []
+    for journal in journals:
+        journal.on_failure = lambda exc, t=journal.table_id: stopped.append((t, exc.errno))
+    await tick_each(syncer, journals, lambda durable: len(durable) == 3)
 
+    def disk_full(data: bytes, tables: list[str]) -> None:
+        raise OSError(28, "No space left on device")
 
-async def test_a_round_makes_every_journal_durable_with_one_syncfs(tmp_path, monkeypatch):
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(journal_module, "SYNCFS", lambda fd: (synced.append(fd), real_fsync(fd))[1])
-    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: (_ for _ in ()).throw(AssertionError("an fsync")))
-    syncer = Syncer()
-    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "syncfs")) for n in range(20)]
-    durable = await tick_each(syncer, journals, lambda durable: len(durable) == 20)
-    assert len(synced) == syncer.rounds == 1
-    assert sorted(durable) == list(range(20))
-
-
-async def test_a_failed_syncfs_fails_only_the_journal_whose_fsync_fails(tmp_path, monkeypatch):
-    def broken_syncfs(fd: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(journal_module, "SYNCFS", broken_syncfs)
-    syncer = Syncer()
-    good = syncer.add(Journal(str(tmp_path / "t1.journal"), "syncfs"))
-    bad = syncer.add(Journal(str(tmp_path / "t2.journal"), "syncfs"))
-    failures: list[OSError] = []
-    bad.on_failure = failures.append
-
-    def eio() -> None:
-        raise OSError(5, "Input/output error")
-
-    bad._sync = eio  # type: ignore[method-assign]
+    syncer._write = disk_full  # type: ignore[method-assign]
+    told: list[str] = []
     acknowledged: list[str] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(syncer.run)
-        good.append({"k": "tick", "at": 1})
-        good.after_durable(lambda: acknowledged.append("good"))
-        bad.append({"k": "tick", "at": 1})
-        bad.after_durable(lambda: acknowledged.append("bad"))
-        good.finish()
-        good.after_durable(nursery.cancel_scope.cancel)
-    assert acknowledged == ["good"]
-    assert len(failures) == 1 and failures[0].errno == 5 and bad.closed and not good.failed
+        journals[1].append({"k": "tick", "at": 9})
+        journals[1].after_durable(lambda: acknowledged.append("t1"), lambda exc: told.append(exc.strerror))
+        with trio.fail_after(5):
+            while len(stopped) < 3:
+                await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert sorted(stopped) == [("t0", 28), ("t1", 28), ("t2", 28)]
+    assert told == ["No space left on device"] and acknowledged == []
+    late = syncer.open("t3")  # a table created after the failure is refused at once
+    late.after_durable(lambda: acknowledged.append("t3"), lambda exc: told.append("t3"))
+    assert late.failed is not None and told[-1] == "t3" and acknowledged == []
+    assert {t: len(frames) for t, frames in read_log(syncer.path).tables.items()} == {"t0": 1, "t1": 1, "t2": 1}
 
 
-async def test_a_failed_syncfs_that_no_fsync_explains_fails_the_whole_round(tmp_path, monkeypatch):
-    def broken_syncfs(fd: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(journal_module, "SYNCFS", broken_syncfs)
-    syncer = Syncer()
-    journals = [syncer.add(Journal(str(tmp_path / f"t{n}.journal"), "syncfs")) for n in range(3)]
-    failures: list[str] = []
-    for journal in journals:
-        journal.on_failure = lambda exc, path=journal.path: failures.append(path)
-    acknowledged = await tick_each(syncer, journals, lambda _: len(failures) == 3)
-    assert acknowledged == [] and sorted(failures) == sorted(j.path for j in journals)
-
-
-async def test_what_waits_for_a_journal_that_fails_is_told_the_error_instead(tmp_path):
-    """A ``created`` held back for a table's first record becomes a refusal when the record cannot be written
-    (found by tests/faults/test_disk.py: the client of a create on a full disk was never answered)."""
-    syncer = Syncer()
-    bad = syncer.add(Journal(str(tmp_path / "t1.journal"), "write"))
-
-    def disk_full(data: bytes) -> None:
-        raise OSError(28, "No space left on device")
-
-    bad._write = disk_full  # type: ignore[method-assign]
-    told: list[str] = []
+async def test_a_finished_table_becomes_its_replay_file_and_leaves_the_log(tmp_path):
+    syncer = log_in(tmp_path)
+    done, playing = syncer.open("t1"), syncer.open("t2")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(syncer.run)
-        bad.append({"k": "table", "id": "t1"})
-        bad.after_durable(lambda: told.append("durable"), lambda exc: told.append(exc.strerror))
-        bad.after_durable(lambda: told.append("durable, no failure callback"))
+        for n in range(3):
+            done.append({"k": "tick", "at": n})
+            playing.append({"k": "tick", "at": n})
+            await trio.sleep(0)
+        done.finish()
         with trio.fail_after(5):
-            while bad.failed is None:
+            while not (tmp_path / "t1.journal").exists():
                 await trio.sleep(0.001)
-        bad.after_durable(lambda: told.append("durable"), lambda exc: told.append(f"late: {exc.strerror}"))
+        playing.append({"k": "tick", "at": 3})  # the next round also makes t1's end durable
+        with trio.fail_after(5):
+            while len(read_table(syncer.path, "t2")) < 4:
+                await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
-    assert told == ["No space left on device", "late: No space left on device"]
+    assert read_journal(str(tmp_path / "t1.journal")).records == [{"k": "tick", "at": n} for n in range(3)]
+    assert list(read_log(syncer.path).tables) == ["t2"] and done.closed
+
+
+async def test_a_log_past_its_size_is_compacted_to_the_live_tables_records(tmp_path):
+    syncer = log_in(tmp_path, checkpoint_bytes=4000)
+    live, done = syncer.open("t1"), syncer.open("t2")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n in range(100):
+            live.append({"k": "tick", "at": n})
+            done.append({"k": "tick", "at": n})
+            await trio.sleep(0)
+        done.finish()
+        with trio.fail_after(5):
+            while syncer.checkpoints < 2 or not (tmp_path / "t2.journal").exists():
+                live.append({"k": "tick", "at": 100})
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    read = read_log(syncer.path)
+    assert list(read.tables) == ["t1"] and not read.torn
+    assert read_table(syncer.path, "t1") == [{"k": "tick", "at": n} for n in range(100)] + \
+        [{"k": "tick", "at": 100}] * (len(read.tables["t1"]) - 100)
+    kept = sum(len(encode_entry("t1", frame)) for frame in read.tables["t1"])
+    assert os.path.getsize(syncer.path) <= kept + len(encode_entry("t2", b""))  # t2's records are gone
+    assert not (tmp_path / "log.new").exists()

@@ -376,22 +376,22 @@ async def test_a_failing_clock_stops_its_table_not_the_server(server, autojump_c
             assert (await c.event("turn_started"))["table"] == healthy  # the healthy table's clocks still run
 
 
-async def test_a_journal_that_cannot_be_written_stops_its_table_not_the_server(start_server, tmp_path):
+async def test_a_log_that_cannot_be_written_stops_the_tables_not_the_server(start_server, tmp_path):
     srv = await start_server(data_dir=str(tmp_path))
     async with connect(srv, "a") as a, connect(srv, "b") as b:
         failing = await create_table(a, 2, options=SHORT)
-        journal = srv.lobby.tables[failing].journal
 
-        def disk_full(data: bytes) -> None:
+        def disk_full(data: bytes, tables: list[str]) -> None:
             raise OSError(28, "No space left on device")
 
-        journal._write = disk_full
+        srv.lobby.data.syncer._write = disk_full
         await a.send({"type": "join", "id": 7, "table": failing, "name": "a"})
         notice = await a.expect(lambda m: m["type"] == "error" and m.get("table") == failing)
-        assert notice["code"] == "internal" and "journal" in notice["message"]
+        assert notice["code"] == "internal" and "No space left on device" in notice["message"]
         assert not [m for m in a.frames if m.get("re") == 7]  # the join was never acknowledged
-        healthy = await create_table(b, 2, options=SHORT)
-        assert (await join(b, healthy))["seat"] == 0
+        refused = await b.request("create", game="parsimonia", seats=2, options=SHORT)  # answered, not left hanging
+        assert refused["type"] == "error" and "No space left on device" in refused["message"]
+        assert (await b.request("ping"))["type"] == "pong"
 
 
 async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answered(toy):

@@ -13,7 +13,7 @@ import trio
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from server.app import Server, ServerConfig
-from server.journal import read_journal
+from server.journal import read_table
 from server.match import Match
 from server.replay import replay_file
 from server.simulate import simulate, summary
@@ -170,7 +170,7 @@ async def test_a_crash_mid_game_recovers_the_table_and_it_plays_on_to_the_end(nu
                 await crash()
         assert all(p.result is None for p in players)
 
-    crashed = Match.replay(read_journal(data.journal_path(table)).records)
+    crashed = Match.replay(read_table(data.log_path, table))
     server2, _ = await launch(nursery, str(tmp_path), sync="fsync")
     recovered = server2.lobby.tables[table]
     assert recovered.match.engine.digest() == crashed.engine.digest() and wire_history(recovered.match) == wire_history(crashed)
@@ -188,6 +188,9 @@ async def test_a_crash_mid_game_recovers_the_table_and_it_plays_on_to_the_end(nu
     for player in players:  # each seat saw every event number once, in order, across both servers
         assert [m["seq"] for m in player.events] == list(range(1, last + 1))
     replay_path = os.path.join(data.replays, f"{table}.journal")
+    with trio.fail_after(10):  # written behind the log, once the last records are durable
+        while not os.path.exists(replay_path):
+            await trio.sleep(0.01)
     lines: list[str] = []
     assert replay_file(replay_path, quiet=True, out=lines.append) == 0
     assert lines[-1] == "replay reproduces the recorded result"
