@@ -252,6 +252,18 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
         assert _subsequence(player.acked, commands_by_seat(records, player.seat))
     assert sum(len(p.acked) for p in players) > 20
 
+    # each command is accounted for from its answer alone: the keyed commands sent again after the kills were
+    # applied once, so what the table recorded of a seat is exactly what that seat was told `ok` to, in order,
+    # and each ok names the events the command made (the first of them, if it names a seat, names this one)
+    for player in players:
+        journaled = commands_by_seat(records, player.seat)
+        pending = [player.unanswered["command"]] if player.unanswered is not None else []
+        assert journaled in (player.acked, player.acked + pending), player.seat
+        seen = {m["seq"]: m["event"] for m in player.events}
+        for ok in player.oks:
+            made = [seen[seq] for seq in range(ok["seq"], ok["seq"] + ok["events"])]
+            assert made and made[0].get("seat", player.seat) == player.seat, (ok, made)
+
 
 def _subsequence(short: list[Any], long: list[Any]) -> bool:
     it = iter(long)

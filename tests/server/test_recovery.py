@@ -156,15 +156,21 @@ async def test_recovered_table_is_the_same_and_its_clocks_lost_no_time(nursery, 
 
 
 class Player:
-    """A seat played by a reference player over raw connections, keeping every acknowledged command."""
+    """A seat played by a reference player over raw connections, keeping every acknowledged command.
+
+    As SPEC.md's ``act`` says a client may: every command carries a key of its own, and the one whose answer a
+    drop lost is sent again, with its key, on the next connection, so every command gets one answer."""
 
     def __init__(self, seat: int, token: str, kind: str = "greedy") -> None:
         self.seat = seat
         self.token = token
         self.player = make_player(kind, 40 + seat)
         self.acked: list[dict[str, Any]] = []  # commands answered `ok`, in order
+        self.oks: list[dict[str, Any]] = []  # their answers
         self.events: list[dict[str, Any]] = []  # every event frame received, over every connection
         self.result: dict[str, Any] | None = None
+        self.unanswered: dict[str, Any] | None = None  # the `act` sent and not yet answered
+        self.sent = 0  # commands sent (not counting a command sent again)
 
     @property
     def last_seq(self) -> int:
@@ -172,7 +178,13 @@ class Player:
 
     async def play(self, client: RawClient) -> None:
         """Act on every fresh view until the result, or until the connection is gone."""
-        in_flight: tuple[int, dict[str, Any]] | None = None
+        in_flight: int | None = None
+        if self.unanswered is not None:
+            in_flight = client.new_id()
+            try:
+                await client.send({**self.unanswered, "id": in_flight})
+            except AssertionError:
+                return
         while self.result is None:
             try:
                 msg = await client.next()
@@ -192,15 +204,20 @@ class Player:
                 view = player_view(static_of(client), msg["view"], msg.get("private"), self.seat)
                 command = self.player.act(view, msg["legal"])
                 if command is not None:
-                    in_flight = (client.new_id(), command)
+                    self.sent += 1
+                    in_flight = client.new_id()
+                    self.unanswered = {"type": "act", "table": msg["table"], "command": command,
+                                       "key": f"s{self.seat}-{self.sent}"}
                     try:
-                        await client.send({"type": "act", "id": in_flight[0], "table": msg["table"], "command": command})
+                        await client.send({**self.unanswered, "id": in_flight})
                     except AssertionError:  # the server went away as we sent: the crash
                         return
-            elif in_flight is not None and msg.get("re") == in_flight[0]:
+            elif in_flight is not None and msg.get("re") == in_flight:
+                assert self.unanswered is not None
                 if msg["type"] == "ok":
-                    self.acked.append(in_flight[1])
-                in_flight = None
+                    self.acked.append(self.unanswered["command"])
+                    self.oks.append(msg)
+                in_flight = self.unanswered = None
 
 
 def opened_seen(players: list[Player]) -> set[int]:
