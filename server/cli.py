@@ -92,6 +92,8 @@ def _serve(args: argparse.Namespace) -> int:
             messages_per_s=args.max_messages_per_s,
             bytes_per_s=args.max_bytes_per_s,
             connections_per_ip=args.max_connections_per_ip,
+            http_connections_per_ip=args.max_http_connections_per_ip,
+            handshakes_per_s=args.max_handshakes_per_s,
             tables_per_client=args.max_tables_per_client,
         ),
     )
@@ -357,7 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-bytes-per-s", type=float, default=limits.bytes_per_s,
                        help="bytes a connection may send per second (2 s burst)")
     serve.add_argument("--max-connections-per-ip", type=int, default=limits.connections_per_ip,
-                       help="connections one address may hold at once")
+                       help="WebSocket connections one address may hold at once")
+    serve.add_argument("--max-http-connections-per-ip", type=int, default=limits.http_connections_per_ip,
+                       help="other TCP connections (HTTP, handshakes under way) one address may hold at once")
+    serve.add_argument("--max-handshakes-per-s", type=float, default=limits.handshakes_per_s,
+                       help="WebSocket handshakes one address may make per second (2 s burst)")
     serve.add_argument("--max-tables", type=int, default=10_000,
                        help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client,

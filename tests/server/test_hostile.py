@@ -147,8 +147,9 @@ async def test_fuzzed_frames_never_crash_the_server_nor_change_state_when_refuse
     frames, then waits for the server to handle them. After each: the server answers a ping on a fresh
     connection, table B (driven only by its own players) has the same digest, every frame received is a
     known server message, no error is ``internal``, a connection is closed only after a fatal error or
-    rate limiting, and if every request was refused no table changed at all."""
-    server = await start_server()
+    rate limiting, and if every request was refused no table changed at all. Two connections an example
+    are many more handshakes a second than an address may make: that limit is lifted."""
+    server = await start_server(client=ClientLimits(handshakes_per_s=1e6))
     async with connect(server, "b0") as b0, connect(server, "b1") as b1, connect(server, "c1") as c1:
         table_b = await create_table(b0, 2, seed=1)
         await join(b0, table_b)
@@ -392,6 +393,59 @@ async def test_connections_over_the_per_address_limit_are_refused_with_429(start
                 await trio.sleep(0.01)
         async with connect(server, "4 again") as client:  # a freed place can be taken again
             assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_connections_opened_at_once_are_counted_before_the_handshake(start_server):
+    """Real time: all of them are opened at once, and only the limit's worth may get in."""
+    server = await start_server(client=ClientLimits(connections_per_ip=3, handshakes_per_s=100))
+    outcomes: list[str] = []
+    everyone_tried = trio.Event()
+
+    async def one(i: int) -> None:
+        try:
+            async with connect(server, f"c{i}", hello=False):
+                outcomes.append("in")
+                await everyone_tried.wait()
+        except ConnectionRejected as exc:
+            outcomes.append(str(exc.status_code))
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for i in range(20):
+                nursery.start_soon(one, i)
+            while len(outcomes) < 20:
+                await trio.sleep(0.01)
+            everyone_tried.set()
+    assert outcomes.count("in") == 3 and outcomes.count("429") == 17
+
+
+async def test_http_connections_of_one_address_over_its_limit_get_429_unread(start_server):
+    server = await start_server(client=ClientLimits(http_connections_per_ip=2))
+    with trio.fail_after(20):
+        held = [await trio.open_tcp_stream("127.0.0.1", server.port) for _ in range(2)]
+        while sum(server._http_per_ip.values()) < 2:
+            await trio.sleep(0.01)
+        extra = await trio.open_tcp_stream("127.0.0.1", server.port)
+        answer = b""
+        while chunk := await extra.receive_some():
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 429") and b"too many HTTP connections" in answer
+        for stream in held:
+            await stream.aclose()
+        while server._http_per_ip:
+            await trio.sleep(0.01)
+        async with connect(server, "afterwards") as client:  # the places are free again
+            assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_websocket_handshakes_of_one_address_over_its_rate_get_429(start_server):
+    server = await start_server(client=ClientLimits(handshakes_per_s=2, burst_s=1.0))
+    with trio.fail_after(20):
+        async with connect(server, "1", hello=False), connect(server, "2", hello=False):
+            with pytest.raises(ConnectionRejected) as info:
+                async with connect(server, "3", hello=False):
+                    pass
+    assert info.value.status_code == 429 and b"handshakes" in (info.value.body or b"")
 
 
 async def test_a_connection_may_create_only_so_many_tables(start_server, autojump_clock):
