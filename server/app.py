@@ -35,6 +35,7 @@ class ServerConfig:
     port: int = 8765
     limits: Limits = field(default_factory=Limits)
     queue_size: int = 256  # frames queued for one client before it counts as too slow
+    queue_bytes: int = 1 << 20  # and their bytes
     client: ClientLimits = field(default_factory=ClientLimits)
     max_tables: int = 10_000  # live tables (finished ones leave memory, but for a bounded index)
     finished_kept: int = 1000  # finished tables that still answer watch, view and resume with their result
@@ -155,7 +156,7 @@ class Server:
             cfg = self.config
             max_message = cfg.limits.max_frame_bytes  # refused from the frame header: 1009 (SPEC.md)
             async with open_websocket(http.stream, sock, received, max_message=max_message,
-                                      queue_size=cfg.queue_size) as ws:
+                                      queue_size=cfg.queue_size, queue_bytes=cfg.queue_bytes) as ws:
                 conn = Connection(ws, self, peer)
                 self.connections[conn.id] = conn
                 try:

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 
 TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
 TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
-REPLAY_ROOM = REPLAY_LIMIT + 2  # what a resume may queue at once: the reply, the missed events, a view
+# what a connection's resumes may queue beyond its queue's bounds: the reply, the missed events, a view; once
+# per connection (server/transport/websocket.py), so resuming again and again does not make it hold more
+REPLAY_ROOM = REPLAY_LIMIT + 2
+REPLAY_ROOM_BYTES = 4 << 20
 POLICY_VIOLATION = 1008
 _ids = itertools.count(1)
 
@@ -230,7 +233,7 @@ class Connection:
                 table = self.lobby.get(msg["table"])
                 self.tables.add(table.id)
                 if kind == "resume":  # the missed events come all at once: not a sign of a slow client
-                    self.ws.room = REPLAY_ROOM
+                    self.ws.allow_burst(REPLAY_ROOM, REPLAY_ROOM_BYTES)
                 table.submit(Request(kind, self, msg))
         except ProtocolError as err:
             self._fail(err, re)

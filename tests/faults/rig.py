@@ -51,7 +51,6 @@ class ListSocket:
         self.check = check
         self._in, self._out = trio.open_memory_channel[bytes | str](float("inf"))
         self.sent: list[dict[str, Any]] = []
-        self.room = 0
         self.queued = 0
         self.last_heard = trio.current_time()
         self.close_code: int | None = None
@@ -72,6 +71,9 @@ class ListSocket:
         msg = msgpack.unpackb(payload(wire), raw=False, strict_map_key=True)
         self.sent.append(check_server(msg) if self.check else msg)
         return True
+
+    def allow_burst(self, frames: int, nbytes: int) -> None:
+        pass  # nothing is ever queued here
 
     def close(self, code: int, reason: str = "") -> None:
         if self.close_code is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import socket
+
 import msgpack
 import pytest
 import trio
@@ -13,6 +15,7 @@ from trio_websocket import ConnectionClosed, ConnectionRejected
 
 from protocol.errors import ERROR_CODES, FATAL_CODES
 from protocol.messages import CLIENT_MESSAGES, SERVER_PUSHES, SERVER_REPLIES
+from server import connection
 from server.games.parsimonia.commands import COMMANDS
 from server.limits import ClientLimits
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join
@@ -226,7 +229,8 @@ async def test_a_message_flood_is_rate_limited_then_closed_while_others_keep_a_f
     """Bound: for at least a second, waves of four flooders at once (each sending up to 2000 pings as
     fast as it can, far over 20 messages per second; at most 200 waves) are refused and thrown out, and
     meanwhile another client's ping round trip, measured on trio's real clock, stays under 250 ms."""
-    limits = ClientLimits(messages_per_s=20, burst_s=2.0, strikes=30, strikeout_s=0)  # waves from one address
+    # waves from one address, as many handshakes a second as they make
+    limits = ClientLimits(messages_per_s=20, burst_s=2.0, strikes=30, strikeout_s=0, handshakes_per_s=1e6)
     server = await start_server(client=limits)
     round_trips: list[float] = []
     flooders: list[RawClient] = []
@@ -446,6 +450,31 @@ async def test_websocket_handshakes_of_one_address_over_its_rate_get_429(start_s
                 async with connect(server, "3", hello=False):
                     pass
     assert info.value.status_code == 429 and b"handshakes" in (info.value.body or b"")
+
+
+async def test_a_seat_that_never_reads_and_resumes_again_and_again_is_dropped(start_server, monkeypatch):
+    """Real time. Each resume used to give the queue its replay allowance again, so that a client sending
+    ``resume`` (here with a bad token) and ``view`` without reading grew the server without bound."""
+    monkeypatch.setattr(connection, "REPLAY_ROOM", 10)
+    lifted = ClientLimits(messages_per_s=1e6, bytes_per_s=1e9, handshakes_per_s=100)
+    server = await start_server(queue_size=8, client=lifted)
+    with trio.fail_after(30):
+        async with connect(server, "host") as host, connect(server, "stuck", pump=False) as stuck:
+            table = await create_table(host, 2)
+            stuck.ws._stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            conn = next(c for c in server.connections.values() if c.client_name == "stuck")
+            conn.ws._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            try:
+                for i in range(1, 400):
+                    await stuck.send({"type": "resume", "id": 2 * i, "table": table, "token": "x" * 32,
+                                      "last_seq": 0})
+                    await stuck.send({"type": "watch", "id": 2 * i + 1, "table": table})
+                    assert conn.ws.queued <= 8 + 10
+            except ConnectionClosed:
+                pass
+            while conn.id in server.connections:
+                await trio.sleep(0.01)
+            assert (await host.request("ping"))["type"] == "pong"
 
 
 async def test_a_connection_may_create_only_so_many_tables(start_server, autojump_clock):
