@@ -54,6 +54,9 @@ class Server:
         self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
         self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
         self._handshakes = AddressBuckets(config.client.handshakes_per_s, config.client.burst_s)
+        # shared by each address's connections (server/connection.py)
+        self.address_messages = AddressBuckets(config.client.address_messages_per_s, config.client.burst_s)
+        self.address_bytes = AddressBuckets(config.client.address_bytes_per_s, config.client.burst_s)
         self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
         self.started = 0.0

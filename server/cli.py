@@ -94,6 +94,8 @@ def _serve(args: argparse.Namespace) -> int:
             connections_per_ip=args.max_connections_per_ip,
             http_connections_per_ip=args.max_http_connections_per_ip,
             handshakes_per_s=args.max_handshakes_per_s,
+            address_messages_per_s=args.max_address_messages_per_s,
+            address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,
         ),
     )
@@ -364,6 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="other TCP connections (HTTP, handshakes under way) one address may hold at once")
     serve.add_argument("--max-handshakes-per-s", type=float, default=limits.handshakes_per_s,
                        help="WebSocket handshakes one address may make per second (2 s burst)")
+    serve.add_argument("--max-address-messages-per-s", type=float, default=limits.address_messages_per_s,
+                       help="messages all the connections of one address may send per second together (2 s burst)")
+    serve.add_argument("--max-address-bytes-per-s", type=float, default=limits.address_bytes_per_s,
+                       help="bytes all the connections of one address may send per second together (2 s burst)")
     serve.add_argument("--max-tables", type=int, default=10_000,
                        help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=int, default=limits.tables_per_client,

@@ -65,6 +65,7 @@ class Connection:
         self.closed = False
         self.close_reason = ""
         self.peer = peer
+        self.address = peer.rsplit(":", 1)[0]  # its IP: the rates it shares with that address's other connections
         self.log = logs.get(conn=self.id, peer=peer)
 
     # -- sending: never blocks
@@ -159,13 +160,7 @@ class Connection:
             frame = await self.ws.receive()
             if frame is None:
                 return None
-            now = trio.current_time()
-            if not (self._messages.take(1, now) and self._bytes.take(len(frame), now)):
-                self._strikes += 1
-                fatal = self._strikes >= self.client.strikes
-                self.struck_out = fatal
-                self._fail(ProtocolError("rate_limited", "over this connection's message or byte rate; the "
-                                         "message was dropped", fatal=fatal), None)
+            if not self._within_rates(frame):
                 continue
             self._strikes = 0
             try:
@@ -173,6 +168,30 @@ class Connection:
             except ProtocolError as err:
                 self._fail(err, None)
         return None
+
+    def _within_rates(self, frame: bytes | str) -> bool:
+        """Takes ``frame`` from this connection's rates, then from its address's (shared by all its
+        connections). Over either: refused with ``rate_limited``, carrying the frame's ``re`` when it has one,
+        and a strike."""
+        now, server = trio.current_time(), self.server
+        if self._messages.take(1, now) and self._bytes.take(len(frame), now):
+            if server.address_messages.take(self.address, 1, now) and \
+                    server.address_bytes.take(self.address, len(frame), now):
+                self._strikes = 0
+                return True
+            whose = "this address's (shared by its connections)"
+        else:
+            whose = "this connection's"
+        self._strikes += 1
+        fatal = self._strikes >= self.client.strikes
+        self.struck_out = fatal
+        try:
+            re = messages.request_id(decode(frame, self.limits))
+        except ProtocolError:
+            re = None
+        self._fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the message was dropped",
+                                 fatal=fatal), re)
+        return False
 
     def _fail(self, err: ProtocolError, re: int | None) -> None:
         self.log.info("protocol_error", code=err.code, detail=err.message[:200])

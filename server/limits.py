@@ -28,6 +28,9 @@ class ClientLimits:
     # TCP connections one address may hold that are not (yet) WebSockets: HTTP requests, handshakes under way
     http_connections_per_ip: int = 64
     handshakes_per_s: float = 20.0  # WebSocket handshakes one address may make per second (a ``burst_s`` burst)
+    # what all the connections of one address may send together, on top of each one's own rates
+    address_messages_per_s: float = 2000.0
+    address_bytes_per_s: float = 2 * 1024 * 1024
     tables_per_client: int = 16  # tables one connection may create
     hello_timeout_s: float = 10.0
     idle_ping_s: float = 30.0  # a silent connection is pinged after this long

@@ -33,7 +33,8 @@ from server.lobby import Lobby
 from server.table import Table
 
 # rates no fuzzer reaches, and time limits the still clock never passes: the fuzz is not rate limited away
-UNLIMITED = ClientLimits(messages_per_s=1e12, bytes_per_s=1e15, hello_timeout_s=1e9, idle_ping_s=1e10,
+UNLIMITED = ClientLimits(messages_per_s=1e12, bytes_per_s=1e15, address_messages_per_s=1e12,
+                         address_bytes_per_s=1e15, hello_timeout_s=1e9, idle_ping_s=1e10,
                          idle_close_s=2e10, tables_per_client=4)
 
 

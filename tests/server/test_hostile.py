@@ -274,7 +274,23 @@ async def test_a_message_flood_is_rate_limited_then_closed_while_others_keep_a_f
         assert kinds[-limits.strikes:] == ["rate_limited"] * limits.strikes  # closed after a run of strikes
         assert len(kinds) < 2000
         error = next(m for m in client.frames if m.get("code") == "rate_limited")
-        assert "re" not in error and "rate" in error["message"]  # dropped unread, so its id is unknown
+        assert error["re"] == first_limited and "connection's" in error["message"]  # the ping's id
+
+
+async def test_the_connections_of_one_address_share_its_message_rate(start_server):
+    """Real time, a few milliseconds: each connection is well under its own rate of 100, but the two together
+    are over their address's burst of 30; what is refused says whose rate it was over and which request."""
+    limits = ClientLimits(messages_per_s=100, address_messages_per_s=30, burst_s=1.0, strikes=100)
+    server = await start_server(client=limits)
+    with trio.fail_after(20):
+        async with connect(server, "a") as a, connect(server, "b") as b:
+            for i in range(1, 21):
+                await a.send({"type": "ping", "id": i})
+                await b.send({"type": "ping", "id": i})
+            answers = [await client.answer(i) for client in (a, b) for i in range(1, 21)]
+    refused = [m for m in answers if m["type"] == "error"]
+    assert refused and all(m["code"] == "rate_limited" and "address" in m["message"] for m in refused)
+    assert 40 - len(refused) <= 30 + 5  # the burst, and what came back in the few milliseconds this took
 
 
 async def test_a_byte_flood_is_rate_limited_then_closed(start_server):
