@@ -107,7 +107,7 @@ class Connection:
         finally:
             self.closed = True
             for topic in self.topics:
-                self.lobby.followers.get(topic, set()).discard(self)
+                self.lobby.unfollow(topic, self)
             for table_id in self.tables:
                 table = self.lobby.tables.get(table_id)
                 if table is not None:
@@ -231,8 +231,11 @@ class Connection:
             elif kind == "admin":
                 self._admin(msg, re)
             elif kind == "bulletin":
-                if msg.get("follow"):
-                    self.lobby.followers.setdefault(msg["topic"], set()).add(self)
+                if msg.get("follow") and msg["topic"] not in self.topics:
+                    if len(self.topics) >= self.client.topics_per_client:
+                        raise ProtocolError("rate_limited", "a connection may follow at most "
+                                            f"{self.client.topics_per_client} bulletin topics")
+                    self.lobby.follow(msg["topic"], self)
                     self.topics.add(msg["topic"])
                 self.send(self.lobby.bulletin(msg["topic"], re))
             elif kind == "create":
