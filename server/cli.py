@@ -133,10 +133,13 @@ def _banner(host: str, port: int) -> str:
 
 def _admin_token(path: str | None) -> str | None:
     """The organiser's token: from a file (first line) or PARSIMONIA_ADMIN_TOKEN; never from the command
-    line, where other users of the machine could read it."""
+    line, where other users of the machine could read it. A file given but empty or blank is refused: a
+    server started so would take anyone for the organiser's equal (no token: anyone may create tables)."""
     if path:
         with open(path, encoding="utf-8") as f:
             token = f.readline().strip()
+        if not token:
+            raise ValueError(f"{path}: the admin token file is empty or blank; write the token on its first line")
     else:
         token = os.environ.get("PARSIMONIA_ADMIN_TOKEN", "").strip()
     if token and len(token) < 16:

@@ -168,3 +168,15 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     code, out, _ = run(capsys, "bot", "greedy", "--json")
     assert json.loads(out)["dollars"] == [900, 1100]
     assert calls[-1][1]["create_options"] == {}
+
+
+@pytest.mark.parametrize("command", ["serve", "tournament"])
+@pytest.mark.parametrize("content", ["", "   \n", "\n\ntoken-on-the-third-line-0123456789\n"])
+def test_an_empty_or_blank_admin_token_file_is_refused_in_one_line(capsys, tmp_path, command, content):
+    token_file = tmp_path / "admin-token"
+    token_file.write_text(content)
+    argv = ["serve", "--port", "0", "--sync", "off"] if command == "serve" else \
+        ["tournament", "--roster", str(tmp_path / "r.toml")]
+    status, out, err = run(capsys, *argv, "--admin-token-file", str(token_file))
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "admin token file is empty or blank" in err
