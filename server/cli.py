@@ -73,6 +73,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from server import logs
     from server.app import Server, ServerConfig
+    from server.descriptors import capacity, raise_open_files_limit
 
     logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
     try:
@@ -99,6 +100,10 @@ def _serve(args: argparse.Namespace) -> int:
             tables_per_client=args.max_tables_per_client,
         ),
     )
+
+    open_files = raise_open_files_limit()
+    logs.get().info("open_files_limit", descriptors=open_files,
+                    connections_and_tables=capacity(open_files))  # one each (server/descriptors.py)
 
     async def serve() -> None:
         async with trio.open_nursery() as nursery:
