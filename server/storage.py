@@ -4,7 +4,7 @@
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
     DIR/corrupt/<table>.journal   a journal that failed its checks, set aside for a person to look at
     DIR/clock                     the server time at the last heartbeat
-    DIR/lock                      held by the one process using the directory (``server.dirlock``)
+    DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
 """
 
 from __future__ import annotations

@@ -248,6 +248,15 @@ def test_a_second_opener_of_a_directory_is_refused_with_the_holders_pid_until_it
     DataDir(str(tmp_path)).close()
 
 
+def test_deleting_the_lock_file_does_not_let_a_second_opener_in(tmp_path):
+    first = DataDir(str(tmp_path))
+    os.remove(tmp_path / "lock")
+    with pytest.raises(DataDirBusy, match="in use by another process;"):
+        DataDir(str(tmp_path))
+    first.close()
+    DataDir(str(tmp_path)).close()
+
+
 def test_a_lock_held_by_another_process_is_refused_and_freed_when_that_process_dies(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom server.storage import DataDir\n"
                                f"DataDir({str(tmp_path)!r})\nprint('held', flush=True)\ntime.sleep(60)"],
