@@ -102,12 +102,12 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
     open_files = raise_open_files_limit()
-    logs.get().info("open_files_limit", descriptors=open_files,
-                    connections_and_tables=capacity(open_files))  # one each (server/descriptors.py)
 
     async def serve() -> None:
         async with trio.open_nursery() as nursery:
             server = await nursery.start(Server(config).run)
+            # once listening (a server that cannot start says only why): one descriptor each, server/descriptors.py
+            logs.get().info("open_files_limit", descriptors=open_files, connections_and_tables=capacity(open_files))
             print(_banner(args.host, server.port), flush=True)  # once listening: the port is ours
 
     try:
