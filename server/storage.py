@@ -104,4 +104,9 @@ class DataDir:
     def start_ms(self, recovered: list[Recovered]) -> int:
         """Where the server clock starts: no earlier than anything already journaled."""
         latest = [r.get("at", 0) for rec in recovered for r in rec.records]
-        return max([read_heartbeat(self.clock_path), *latest])
+        heartbeat = read_heartbeat(self.clock_path)
+        if heartbeat is None:
+            self.log.warning("clock_file_refused", path=self.clock_path,
+                             why="not a regular file holding a number: the journals' times are used")
+            heartbeat = 0
+        return max([heartbeat, *latest])

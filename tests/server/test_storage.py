@@ -169,6 +169,19 @@ def test_start_ms_is_no_earlier_than_any_record_or_the_heartbeat(tmp_path):
     assert data.start_ms(data.recover()) == 123456
 
 
+def test_a_clock_file_that_is_a_fifo_a_directory_or_garbage_is_refused_in_one_line(tmp_path, captured_logs):
+    """A FIFO is never waited on (it hung the start); the journals' times are used instead."""
+    data = layout(tmp_path)
+    write_journal(data.journal_path("t1"), table_records("t1", at=1000))
+    recovered = data.recover()
+    for make in (os.mkfifo, os.mkdir, lambda path: open(path, "w").write("1e12")):
+        make(data.clock_path)
+        assert data.start_ms(recovered) == 1500  # the last record
+        (os.rmdir if os.path.isdir(data.clock_path) else os.remove)(data.clock_path)
+    refused = [line for line in captured_logs.getvalue().splitlines() if "clock_file_refused" in line]
+    assert len(refused) == 3
+
+
 async def test_server_time_continues_from_the_heartbeat_and_is_kept_in_it(start_server, tmp_path, autojump_clock):
     with open(os.path.join(tmp_path, "clock"), "w") as f:
         f.write("86400000")
