@@ -65,7 +65,9 @@ def server_command(name: str, port: int, data_dir: str) -> list[str]:
                       "parsimonia-nojournal": ["--sync", "off"], "parsimonia-views": ["--data", data_dir]}[name]
         # the generator is the one client that per-client limits exist to stop: lift them for it
         limits = ["--max-tables-per-client", "1000000", "--max-messages-per-s", "1000000",
-                  "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "1000000"]
+                  "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "1000000",
+                  "--max-http-connections-per-ip", "1000000", "--max-handshakes-per-s", "1e9",
+                  "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12"]
         return [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port", str(port),
                 "--log-level", "warning", *durability, *limits]
     if name == "bare-trio":

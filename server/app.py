@@ -15,7 +15,7 @@ from server import logs
 from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
 from server.connection import Connection
-from server.limits import ClientLimits
+from server.limits import AddressBuckets, ClientLimits
 from server.lobby import Lobby
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
@@ -24,7 +24,9 @@ from server.transport.listen import serve_tcp
 from server.transport.websocket import open_websocket
 from server.web import Web
 
-
+# sent, without waiting, to an address over its HTTP connections: it has not even been read
+_TOO_MANY_HTTP = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r\ncontent-length: 44\r\n"
+                  b"connection: close\r\n\r\ntoo many HTTP connections from this address\n")
 
 
 @dataclass
@@ -33,6 +35,7 @@ class ServerConfig:
     port: int = 8765
     limits: Limits = field(default_factory=Limits)
     queue_size: int = 256  # frames queued for one client before it counts as too slow
+    queue_bytes: int = 1 << 20  # and their bytes
     client: ClientLimits = field(default_factory=ClientLimits)
     max_tables: int = 10_000  # live tables (finished ones leave memory, but for a bounded index)
     finished_kept: int = 1000  # finished tables that still answer watch, view and resume with their result
@@ -48,7 +51,12 @@ class Server:
         self.lobby: Lobby | None = None
         self.port: int | None = None
         self.connections: dict[int, Connection] = {}
-        self._per_ip: Counter[str] = Counter()
+        self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
+        self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
+        self._handshakes = AddressBuckets(config.client.handshakes_per_s, config.client.burst_s)
+        # shared by each address's connections (server/connection.py)
+        self.address_messages = AddressBuckets(config.client.address_messages_per_s, config.client.burst_s)
+        self.address_bytes = AddressBuckets(config.client.address_bytes_per_s, config.client.burst_s)
         self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
         self.started = 0.0
@@ -85,13 +93,28 @@ class Server:
     async def _handle(self, stream: trio.SocketStream, sock: socket.socket, ip: str, peer: str) -> None:
         """One TCP connection: HTTP requests (kept alive), or a WebSocket from its handshake to its close.
         Whatever goes wrong with it stays with it: a client that vanishes mid-handshake, or a bug in
-        handling it, is logged and never stops the server."""
+        handling it, is logged and never stops the server.
+
+        The address's connections are counted before any await: a thousand connections opened at once are
+        all counted before the first is served."""
+        if self._http_per_ip[ip] >= self.config.client.http_connections_per_ip:
+            self.log.warning("connection_refused", peer=ip, why="too many HTTP connections from this address")
+            try:
+                sock.send(_TOO_MANY_HTTP)  # the buffer of a new socket takes it at once, or it is lost
+            except OSError:
+                pass
+            await trio.aclose_forcefully(stream)
+            return
+        self._http_per_ip[ip] += 1
+        upgraded = False
         try:
             http = HttpConnection(stream)
             while (request := await http.next_request()) is not None:
                 if wants_websocket(request):
                     refusal = websocket_refusal(request)
                     if refusal is None:
+                        upgraded = True
+                        _release(self._http_per_ip, ip)
                         await self._websocket(http, request, sock, ip, peer)
                         return
                     await http.respond(request, refusal, close=True)
@@ -103,6 +126,8 @@ class Server:
         except Exception:
             self.log.exception("connection_failed")
         finally:
+            if not upgraded:
+                _release(self._http_per_ip, ip)
             await trio.aclose_forcefully(stream)
 
     def _strike_out(self, ip: str) -> None:
@@ -123,20 +148,32 @@ class Server:
             await http.respond(request, text(429, "this address flooded the server; wait and connect again\n"),
                                close=True)
             return
-        received = await http.switch_to_websocket(request)
-        cfg = self.config
-        max_message = cfg.limits.max_frame_bytes  # refused from the frame header: 1009 (SPEC.md)
-        async with open_websocket(http.stream, sock, received, max_message=max_message,
-                                  queue_size=cfg.queue_size) as ws:
-            conn = Connection(ws, self, peer)
-            self.connections[conn.id] = conn
-            self._per_ip[ip] += 1
-            try:
-                await conn.serve()
-            finally:
-                if conn.struck_out:
-                    self._strike_out(ip)
-                del self.connections[conn.id]
-                self._per_ip[ip] -= 1
-                if not self._per_ip[ip]:
-                    del self._per_ip[ip]
+        if not self._handshakes.take(ip, 1, trio.current_time()):
+            self.log.warning("connection_refused", peer=ip, why="too many handshakes from this address")
+            await http.respond(request, text(429, "too many WebSocket handshakes from this address; wait\n"),
+                               close=True)
+            return
+        self._per_ip[ip] += 1  # before the handshake's await: see _handle
+        try:
+            received = await http.switch_to_websocket(request)
+            cfg = self.config
+            max_message = cfg.limits.max_frame_bytes  # refused from the frame header: 1009 (SPEC.md)
+            async with open_websocket(http.stream, sock, received, max_message=max_message,
+                                      queue_size=cfg.queue_size, queue_bytes=cfg.queue_bytes) as ws:
+                conn = Connection(ws, self, peer)
+                self.connections[conn.id] = conn
+                try:
+                    await conn.serve()
+                finally:
+                    if conn.struck_out:
+                        self._strike_out(ip)
+                    del self.connections[conn.id]
+        finally:
+            _release(self._per_ip, ip)
+
+
+def _release(counts: Counter[str], ip: str) -> None:
+    """One connection of ``ip`` fewer; an address with none leaves the map."""
+    counts[ip] -= 1
+    if not counts[ip]:
+        del counts[ip]

@@ -75,6 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from server import logs
     from server.app import Server, ServerConfig
+    from server.descriptors import capacity, raise_open_files_limit
 
     logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
     try:
@@ -94,13 +95,21 @@ def _serve(args: argparse.Namespace) -> int:
             messages_per_s=args.max_messages_per_s,
             bytes_per_s=args.max_bytes_per_s,
             connections_per_ip=args.max_connections_per_ip,
+            http_connections_per_ip=args.max_http_connections_per_ip,
+            handshakes_per_s=args.max_handshakes_per_s,
+            address_messages_per_s=args.max_address_messages_per_s,
+            address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,
         ),
     )
 
+    open_files = raise_open_files_limit()
+
     async def serve() -> None:
         async with trio.open_nursery() as nursery:
             server = await nursery.start(Server(config).run)
+            # once listening (a server that cannot start says only why): one descriptor each, server/descriptors.py
+            logs.get().info("open_files_limit", descriptors=open_files, connections_and_tables=capacity(open_files))
             print(_banner(args.host, server.port), flush=True)  # once listening: the port is ours
 
     try:
@@ -133,10 +142,13 @@ def _banner(host: str, port: int) -> str:
 
 def _admin_token(path: str | None) -> str | None:
     """The organiser's token: from a file (first line) or PARSIMONIA_ADMIN_TOKEN; never from the command
-    line, where other users of the machine could read it."""
+    line, where other users of the machine could read it. A file given but empty or blank is refused: a
+    server started so would take anyone for the organiser's equal (no token: anyone may create tables)."""
     if path:
         with open(path, encoding="utf-8") as f:
             token = f.readline().strip()
+        if not token:
+            raise ValueError(f"{path}: the admin token file is empty or blank; write the token on its first line")
     else:
         token = os.environ.get("PARSIMONIA_ADMIN_TOKEN", "").strip()
     if token and len(token) < 16:
@@ -396,7 +408,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-bytes-per-s", type=positive_float, default=limits.bytes_per_s,
                        help="bytes a connection may send per second (2 s burst)")
     serve.add_argument("--max-connections-per-ip", type=positive_int, default=limits.connections_per_ip,
-                       help="connections one address may hold at once")
+                       help="WebSocket connections one address may hold at once")
+    serve.add_argument("--max-http-connections-per-ip", type=positive_int, default=limits.http_connections_per_ip,
+                       help="other TCP connections (HTTP, handshakes under way) one address may hold at once")
+    serve.add_argument("--max-handshakes-per-s", type=positive_float, default=limits.handshakes_per_s,
+                       help="WebSocket handshakes one address may make per second (2 s burst)")
+    serve.add_argument("--max-address-messages-per-s", type=positive_float, default=limits.address_messages_per_s,
+                       help="messages all the connections of one address may send per second together (2 s burst)")
+    serve.add_argument("--max-address-bytes-per-s", type=positive_float, default=limits.address_bytes_per_s,
+                       help="bytes all the connections of one address may send per second together (2 s burst)")
     serve.add_argument("--max-tables", type=positive_int, default=10_000,
                        help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=positive_int, default=limits.tables_per_client,

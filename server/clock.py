@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 
 import trio
 
@@ -30,12 +31,24 @@ class ServerClock:
         return math.inf if ms is None else self.epoch + ms / 1000
 
 
-def read_heartbeat(path: str) -> int:
+def read_heartbeat(path: str) -> int | None:
+    """The server time in the heartbeat file: 0 when there is none yet, None when what is there is not a
+    regular file holding a number (a directory, a FIFO, which is never waited on, or garbage)."""
     try:
-        with open(path, encoding="ascii") as f:
-            return max(0, int(f.read().strip() or 0))
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
         return 0
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 64).decode("ascii").strip()
+        return max(0, int(text)) if text else 0
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
 
 
 async def keep_heartbeat(clock: ServerClock, path: str) -> None:

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 
 TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
 TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
-REPLAY_ROOM = REPLAY_LIMIT + 2  # what a resume may queue at once: the reply, the missed events, a view
+# what a connection's resumes may queue beyond its queue's bounds: the reply, the missed events, a view; once
+# per connection (server/transport/websocket.py), so resuming again and again does not make it hold more
+REPLAY_ROOM = REPLAY_LIMIT + 2
+REPLAY_ROOM_BYTES = 4 << 20
 POLICY_VIOLATION = 1008
 _ids = itertools.count(1)
 
@@ -62,6 +65,7 @@ class Connection:
         self.closed = False
         self.close_reason = ""
         self.peer = peer
+        self.address = peer.rsplit(":", 1)[0]  # its IP: the rates it shares with that address's other connections
         self.log = logs.get(conn=self.id, peer=peer)
 
     # -- sending: never blocks
@@ -103,7 +107,7 @@ class Connection:
         finally:
             self.closed = True
             for topic in self.topics:
-                self.lobby.followers.get(topic, set()).discard(self)
+                self.lobby.unfollow(topic, self)
             for table_id in self.tables:
                 table = self.lobby.tables.get(table_id)
                 if table is not None:
@@ -156,13 +160,7 @@ class Connection:
             frame = await self.ws.receive()
             if frame is None:
                 return None
-            now = trio.current_time()
-            if not (self._messages.take(1, now) and self._bytes.take(len(frame), now)):
-                self._strikes += 1
-                fatal = self._strikes >= self.client.strikes
-                self.struck_out = fatal
-                self._fail(ProtocolError("rate_limited", "over this connection's message or byte rate; the "
-                                         "message was dropped", fatal=fatal), None)
+            if not self._within_rates(frame):
                 continue
             self._strikes = 0
             try:
@@ -170,6 +168,30 @@ class Connection:
             except ProtocolError as err:
                 self._fail(err, None)
         return None
+
+    def _within_rates(self, frame: bytes | str) -> bool:
+        """Takes ``frame`` from this connection's rates, then from its address's (shared by all its
+        connections). Over either: refused with ``rate_limited``, carrying the frame's ``re`` when it has one,
+        and a strike."""
+        now, server = trio.current_time(), self.server
+        if self._messages.take(1, now) and self._bytes.take(len(frame), now):
+            if server.address_messages.take(self.address, 1, now) and \
+                    server.address_bytes.take(self.address, len(frame), now):
+                self._strikes = 0
+                return True
+            whose = "this address's (shared by its connections)"
+        else:
+            whose = "this connection's"
+        self._strikes += 1
+        fatal = self._strikes >= self.client.strikes
+        self.struck_out = fatal
+        try:
+            re = messages.request_id(decode(frame, self.limits))
+        except ProtocolError:
+            re = None
+        self._fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the message was dropped",
+                                 fatal=fatal), re)
+        return False
 
     def _fail(self, err: ProtocolError, re: int | None) -> None:
         self.log.info("protocol_error", code=err.code, detail=err.message[:200])
@@ -211,8 +233,11 @@ class Connection:
             elif kind == "admin":
                 self._admin(msg, re)
             elif kind == "bulletin":
-                if msg.get("follow"):
-                    self.lobby.followers.setdefault(msg["topic"], set()).add(self)
+                if msg.get("follow") and msg["topic"] not in self.topics:
+                    if len(self.topics) >= self.client.topics_per_client:
+                        raise ProtocolError("rate_limited", "a connection may follow at most "
+                                            f"{self.client.topics_per_client} bulletin topics")
+                    self.lobby.follow(msg["topic"], self)
                     self.topics.add(msg["topic"])
                 self.send(self.lobby.bulletin(msg["topic"], re))
             elif kind == "create":
@@ -232,7 +257,7 @@ class Connection:
                 table = self.lobby.get(msg["table"])
                 self.tables.add(table.id)
                 if kind == "resume":  # the missed events come all at once: not a sign of a slow client
-                    self.ws.room = REPLAY_ROOM
+                    self.ws.allow_burst(REPLAY_ROOM, REPLAY_ROOM_BYTES)
                 table.submit(Request(kind, self, msg))
         except ProtocolError as err:
             self._fail(err, re)

@@ -24,8 +24,15 @@ class ClientLimits:
     strikes: int = 20  # rate-limit errors in a row before the connection is closed
     # and its address may then open no WebSocket for this long (429): reconnecting does not buy a fresh burst
     strikeout_s: float = 10.0
-    connections_per_ip: int = 256
+    connections_per_ip: int = 256  # WebSockets one address may hold at once
+    # TCP connections one address may hold that are not (yet) WebSockets: HTTP requests, handshakes under way
+    http_connections_per_ip: int = 64
+    handshakes_per_s: float = 20.0  # WebSocket handshakes one address may make per second (a ``burst_s`` burst)
+    # what all the connections of one address may send together, on top of each one's own rates
+    address_messages_per_s: float = 2000.0
+    address_bytes_per_s: float = 2 * 1024 * 1024
     tables_per_client: int = 16  # tables one connection may create
+    topics_per_client: int = 32  # bulletin topics one connection may follow
     hello_timeout_s: float = 10.0
     idle_ping_s: float = 30.0  # a silent connection is pinged after this long
     idle_close_s: float = 60.0  # and closed when it stays silent this long
@@ -47,3 +54,28 @@ class TokenBucket:
             return False
         self.tokens -= amount
         return True
+
+    def full(self, now: float) -> bool:
+        """Whether the bucket has refilled by ``now``: forgetting it then loses nothing."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.capacity
+
+
+class AddressBuckets:
+    """One ``TokenBucket`` per address. A bucket that has refilled is forgotten (a sweep at most once a
+    ``burst_s``), so the map holds only the addresses that spent some of theirs lately."""
+
+    def __init__(self, rate: float, burst_s: float) -> None:
+        self.rate = rate
+        self.burst_s = burst_s
+        self.buckets: dict[str, TokenBucket] = {}
+        self._swept = 0.0
+
+    def take(self, address: str, amount: float, now: float) -> bool:
+        if now - self._swept >= self.burst_s:
+            self._swept = now
+            for full in [a for a, bucket in self.buckets.items() if bucket.full(now)]:
+                del self.buckets[full]
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            bucket = self.buckets[address] = TokenBucket(self.rate, self.burst_s, now)
+        return bucket.take(amount, now)

@@ -111,6 +111,18 @@ class Lobby:
         version, data = self.bulletins.get(topic, (0, None))
         return messages.reply("bulletin", re, topic=topic, version=version, data=data)
 
+    def follow(self, topic: str, conn: Any) -> None:
+        self.followers.setdefault(topic, set()).add(conn)
+
+    def unfollow(self, topic: str, conn: Any) -> None:
+        """``conn`` no longer follows ``topic``; a topic nobody follows leaves the map (else following ever new
+        topics and leaving would grow it without bound)."""
+        followers = self.followers.get(topic)
+        if followers is not None:
+            followers.discard(conn)
+            if not followers:
+                del self.followers[topic]
+
     def publish(self, topic: str, data: dict[str, Any]) -> None:
         """Set a bulletin and push it to every connection following its topic."""
         version = self.bulletins.get(topic, (0, None))[0] + 1

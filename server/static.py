@@ -1,8 +1,8 @@
 """Static files for ``GET /``: the built web client (``clients/web/dist/``), or a placeholder page.
 
 A request path maps to a file under the root only: it is percent-decoded, and any ``..``, empty or
-hidden segment, backslash or NUL is refused; the resolved file (symbolic links followed) must still
-lie under the root. Content types come from a fixed table, the same on every machine.
+hidden segment, backslash or NUL is refused; the resolved file (symbolic links followed, a directory's
+``index.html`` too) must still lie under the root. Content types come from a fixed table, the same on every machine.
 """
 
 from __future__ import annotations
@@ -50,12 +50,16 @@ def resolve(root: str, target: str) -> str | None:
     if any(p in ("", ".", "..") or p.startswith(".") for p in parts):
         return None
     real_root = os.path.realpath(root)
-    candidate = os.path.realpath(os.path.join(real_root, *parts))
-    if os.path.commonpath([real_root, candidate]) != real_root:
-        return None
-    if os.path.isdir(candidate):
-        candidate = os.path.join(candidate, "index.html")
-    return candidate if os.path.isfile(candidate) else None
+    candidate = _inside(real_root, os.path.join(real_root, *parts))
+    if candidate is not None and os.path.isdir(candidate):  # its index, itself resolved: it may be a link too
+        candidate = _inside(real_root, os.path.join(candidate, "index.html"))
+    return candidate if candidate is not None and os.path.isfile(candidate) else None
+
+
+def _inside(real_root: str, path: str) -> str | None:
+    """``path`` with every link resolved, if that still lies under ``real_root``."""
+    real = os.path.realpath(path)
+    return real if os.path.commonpath([real_root, real]) == real_root else None
 
 
 def load(root: str, target: str) -> Response:

@@ -5,7 +5,7 @@ could not be trusted.
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
     DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
     DIR/clock                     the server time at the last heartbeat
-    DIR/lock                      held by the one process using the directory (``server.dirlock``)
+    DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
 
@@ -136,4 +136,9 @@ class DataDir:
     def start_ms(self, recovered: list[Recovered]) -> int:
         """Where the server clock starts: no earlier than anything already journaled."""
         latest = [r.get("at", 0) for rec in recovered for r in rec.records]
-        return max([read_heartbeat(self.clock_path), *latest])
+        heartbeat = read_heartbeat(self.clock_path)
+        if heartbeat is None:
+            self.log.warning("clock_file_refused", path=self.clock_path,
+                             why="not a regular file holding a number: the journals' times are used")
+            heartbeat = 0
+        return max([heartbeat, *latest])

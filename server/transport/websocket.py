@@ -7,8 +7,10 @@ message is refused from its frame header, before any of its payload is read (100
 
 Writing never blocks the caller: ``send`` writes the frame to the socket at once when the socket takes
 it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
-the frames after it queued for a writer task, started then and gone once the queue is empty. A client
-whose queue is full is the caller's to drop (``send`` returns False).
+the frames after it queued for a writer task, started then and gone once the queue is empty. The queue is
+bounded in frames and in bytes; beyond that a connection may queue only its one burst allowance
+(``allow_burst``: a resume's replay), granted once per connection and never refilled, so no request
+makes it hold more. A client whose queue is full is the caller's to drop (``send`` returns False).
 
 Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
 client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
@@ -34,13 +36,17 @@ FLUSH_S = 2.0  # once the connection is over, how long its last frames and the c
 
 class WebSocket:
     def __init__(self, stream: trio.SocketStream, sock: socket.socket, received: bytes, max_message: int,
-                 queue_size: int, nursery: trio.Nursery) -> None:
+                 queue_size: int, nursery: trio.Nursery, queue_bytes: int = 1 << 20) -> None:
         self._stream = stream
         self._sock = sock  # the stream's own socket, for writes that must not wait
         self._nursery = nursery
         self.max_message = max_message
         self.queue_size = queue_size  # frames that may wait for a slow client
-        self.room = 0  # frames it may queue beyond that until its queue next empties (a resume's burst)
+        self.queue_bytes = queue_bytes  # and their bytes
+        self.room = 0  # frames it may still queue beyond those bounds (its burst allowance, see allow_burst)
+        self.room_bytes = 0  # and their bytes
+        self._burst_granted = False
+        self._queued_bytes = 0
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
         self._reader = FrameReader(max_message)
         # lists, not deques: both are short or empty nearly always, and an empty deque costs 760 bytes (a
@@ -61,6 +67,17 @@ class WebSocket:
     def queued(self) -> int:
         return len(self._queue)
 
+    @property
+    def queued_bytes(self) -> int:
+        return self._queued_bytes
+
+    def allow_burst(self, frames: int, nbytes: int) -> None:
+        """Let ``frames`` frames of ``nbytes`` bytes in all be queued beyond the bounds: the first call on a
+        connection only. Spent as used; neither a later call nor an emptied queue gives any back."""
+        if not self._burst_granted:
+            self._burst_granted = True
+            self.room, self.room_bytes = frames, nbytes
+
     # -- writing
 
     def send(self, wire: bytes) -> bool:
@@ -72,12 +89,17 @@ class WebSocket:
         if not self._writing:
             self._write(wire)
             return True
-        if len(self._queue) >= self.queue_size:
-            if not self.room:
+        if len(self._queue) >= self.queue_size or self._queued_bytes + len(wire) > self.queue_bytes:
+            if not self.room or len(wire) > self.room_bytes:
                 return False
             self.room -= 1
-        self._queue.append(wire)
+            self.room_bytes -= len(wire)
+        self._append(wire)
         return True
+
+    def _append(self, data: bytes | memoryview) -> None:
+        self._queue.append(data)
+        self._queued_bytes += len(data)
 
     def ping(self) -> None:
         if self._close_frame is None and not self.broken:
@@ -97,10 +119,11 @@ class WebSocket:
         keep = [item for item in self._queue if isinstance(item, memoryview) or item is self._close_frame]
         self._queue.clear()
         self._queue.extend(keep)
+        self._queued_bytes = sum(len(item) for item in keep)
 
     def _control(self, data: bytes) -> None:
         if self._writing:
-            self._queue.append(data)
+            self._append(data)
         else:
             self._write(data)
 
@@ -113,7 +136,7 @@ class WebSocket:
             self.broken = True
             return
         if sent < len(data):
-            self._queue.append(memoryview(data)[sent:])
+            self._append(memoryview(data)[sent:])
             self._writing = True
             self._written = trio.Event()
             self._nursery.start_soon(self._writer)
@@ -125,12 +148,14 @@ class WebSocket:
             while queue:
                 batch = queue[:WRITE_BATCH]
                 del queue[:WRITE_BATCH]
-                await self._stream.send_all(b"".join(batch))
+                data = b"".join(batch)
+                self._queued_bytes -= len(data)
+                await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.broken = True
             queue.clear()
+            self._queued_bytes = 0
         self._writing = False
-        self.room = 0
         self._written.set()
 
     # -- reading
@@ -195,10 +220,10 @@ class WebSocket:
 
 @asynccontextmanager
 async def open_websocket(stream: trio.SocketStream, sock: socket.socket, received: bytes, *, max_message: int,
-                         queue_size: int) -> AsyncIterator[WebSocket]:
+                         queue_size: int, queue_bytes: int) -> AsyncIterator[WebSocket]:
     """A ``WebSocket`` past the handshake; closed (flushed, close handshake, TCP) on the way out."""
     async with trio.open_nursery() as nursery:
-        ws = WebSocket(stream, sock, received, max_message, queue_size, nursery)
+        ws = WebSocket(stream, sock, received, max_message, queue_size, nursery, queue_bytes)
         try:
             yield ws
         finally:

@@ -41,7 +41,9 @@ LOAD_TABLES = scale(10, 50)  # the load generator's tables of 6 seats, in each s
 LOAD_RATE = float(os.environ.get("PARSIMONIA_SOAK_RATE") or scale(200, 1000))  # its bids per second; 0: none
 TIME_SCALE = 200  # a bot game (40 game minutes) lasts 12 s
 OPTIONS = {"game_ms": 2_400_000}
-LIFTED = ("--max-tables-per-client", "1000000", "--max-connections-per-ip", "100000")  # for the load generator
+LIFTED = ("--max-tables-per-client", "1000000", "--max-connections-per-ip", "100000",  # for the load generator
+          "--max-http-connections-per-ip", "100000", "--max-handshakes-per-s", "1e9",
+          "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12")
 
 
 @dataclass

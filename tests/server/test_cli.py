@@ -179,3 +179,15 @@ def test_the_banner_gives_the_pages_http_address_beside_the_websocket_one():
     lines = _banner("0.0.0.0", 9000).splitlines()
     assert lines[0].startswith("Parsimonia server on ws://127.0.0.1:9000 ")
     assert "http://127.0.0.1:9000/" in lines[1]
+
+
+@pytest.mark.parametrize("command", ["serve", "tournament"])
+@pytest.mark.parametrize("content", ["", "   \n", "\n\ntoken-on-the-third-line-0123456789\n"])
+def test_an_empty_or_blank_admin_token_file_is_refused_in_one_line(capsys, tmp_path, command, content):
+    token_file = tmp_path / "admin-token"
+    token_file.write_text(content)
+    argv = ["serve", "--port", "0", "--sync", "off"] if command == "serve" else \
+        ["tournament", "--roster", str(tmp_path / "r.toml")]
+    status, out, err = run(capsys, *argv, "--admin-token-file", str(token_file))
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "admin token file is empty or blank" in err

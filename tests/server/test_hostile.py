@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import socket
+
 import msgpack
 import pytest
 import trio
@@ -13,6 +15,7 @@ from trio_websocket import ConnectionClosed, ConnectionRejected
 
 from protocol.errors import ERROR_CODES, FATAL_CODES
 from protocol.messages import CLIENT_MESSAGES, SERVER_PUSHES, SERVER_REPLIES
+from server import connection
 from server.games.parsimonia.commands import COMMANDS
 from server.limits import ClientLimits
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join
@@ -147,8 +150,9 @@ async def test_fuzzed_frames_never_crash_the_server_nor_change_state_when_refuse
     frames, then waits for the server to handle them. After each: the server answers a ping on a fresh
     connection, table B (driven only by its own players) has the same digest, every frame received is a
     known server message, no error is ``internal``, a connection is closed only after a fatal error or
-    rate limiting, and if every request was refused no table changed at all."""
-    server = await start_server()
+    rate limiting, and if every request was refused no table changed at all. Two connections an example
+    are many more handshakes a second than an address may make: that limit is lifted."""
+    server = await start_server(client=ClientLimits(handshakes_per_s=1e6))
     async with connect(server, "b0") as b0, connect(server, "b1") as b1, connect(server, "c1") as c1:
         table_b = await create_table(b0, 2, seed=1)
         await join(b0, table_b)
@@ -225,7 +229,8 @@ async def test_a_message_flood_is_rate_limited_then_closed_while_others_keep_a_f
     """Bound: for at least a second, waves of four flooders at once (each sending up to 2000 pings as
     fast as it can, far over 20 messages per second; at most 200 waves) are refused and thrown out, and
     meanwhile another client's ping round trip, measured on trio's real clock, stays under 250 ms."""
-    limits = ClientLimits(messages_per_s=20, burst_s=2.0, strikes=30, strikeout_s=0)  # waves from one address
+    # waves from one address, as many handshakes a second as they make
+    limits = ClientLimits(messages_per_s=20, burst_s=2.0, strikes=30, strikeout_s=0, handshakes_per_s=1e6)
     server = await start_server(client=limits)
     round_trips: list[float] = []
     flooders: list[RawClient] = []
@@ -269,7 +274,23 @@ async def test_a_message_flood_is_rate_limited_then_closed_while_others_keep_a_f
         assert kinds[-limits.strikes:] == ["rate_limited"] * limits.strikes  # closed after a run of strikes
         assert len(kinds) < 2000
         error = next(m for m in client.frames if m.get("code") == "rate_limited")
-        assert "re" not in error and "rate" in error["message"]  # dropped unread, so its id is unknown
+        assert error["re"] == first_limited and "connection's" in error["message"]  # the ping's id
+
+
+async def test_the_connections_of_one_address_share_its_message_rate(start_server):
+    """Real time, a few milliseconds: each connection is well under its own rate of 100, but the two together
+    are over their address's burst of 30; what is refused says whose rate it was over and which request."""
+    limits = ClientLimits(messages_per_s=100, address_messages_per_s=30, burst_s=1.0, strikes=100)
+    server = await start_server(client=limits)
+    with trio.fail_after(20):
+        async with connect(server, "a") as a, connect(server, "b") as b:
+            for i in range(1, 21):
+                await a.send({"type": "ping", "id": i})
+                await b.send({"type": "ping", "id": i})
+            answers = [await client.answer(i) for client in (a, b) for i in range(1, 21)]
+    refused = [m for m in answers if m["type"] == "error"]
+    assert refused and all(m["code"] == "rate_limited" and "address" in m["message"] for m in refused)
+    assert 40 - len(refused) <= 30 + 5  # the burst, and what came back in the few milliseconds this took
 
 
 async def test_a_byte_flood_is_rate_limited_then_closed(start_server):
@@ -392,6 +413,84 @@ async def test_connections_over_the_per_address_limit_are_refused_with_429(start
                 await trio.sleep(0.01)
         async with connect(server, "4 again") as client:  # a freed place can be taken again
             assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_connections_opened_at_once_are_counted_before_the_handshake(start_server):
+    """Real time: all of them are opened at once, and only the limit's worth may get in."""
+    server = await start_server(client=ClientLimits(connections_per_ip=3, handshakes_per_s=100))
+    outcomes: list[str] = []
+    everyone_tried = trio.Event()
+
+    async def one(i: int) -> None:
+        try:
+            async with connect(server, f"c{i}", hello=False):
+                outcomes.append("in")
+                await everyone_tried.wait()
+        except ConnectionRejected as exc:
+            outcomes.append(str(exc.status_code))
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for i in range(20):
+                nursery.start_soon(one, i)
+            while len(outcomes) < 20:
+                await trio.sleep(0.01)
+            everyone_tried.set()
+    assert outcomes.count("in") == 3 and outcomes.count("429") == 17
+
+
+async def test_http_connections_of_one_address_over_its_limit_get_429_unread(start_server):
+    server = await start_server(client=ClientLimits(http_connections_per_ip=2))
+    with trio.fail_after(20):
+        held = [await trio.open_tcp_stream("127.0.0.1", server.port) for _ in range(2)]
+        while sum(server._http_per_ip.values()) < 2:
+            await trio.sleep(0.01)
+        extra = await trio.open_tcp_stream("127.0.0.1", server.port)
+        answer = b""
+        while chunk := await extra.receive_some():
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 429") and b"too many HTTP connections" in answer
+        for stream in held:
+            await stream.aclose()
+        while server._http_per_ip:
+            await trio.sleep(0.01)
+        async with connect(server, "afterwards") as client:  # the places are free again
+            assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_websocket_handshakes_of_one_address_over_its_rate_get_429(start_server):
+    server = await start_server(client=ClientLimits(handshakes_per_s=2, burst_s=1.0))
+    with trio.fail_after(20):
+        async with connect(server, "1", hello=False), connect(server, "2", hello=False):
+            with pytest.raises(ConnectionRejected) as info:
+                async with connect(server, "3", hello=False):
+                    pass
+    assert info.value.status_code == 429 and b"handshakes" in (info.value.body or b"")
+
+
+async def test_a_seat_that_never_reads_and_resumes_again_and_again_is_dropped(start_server, monkeypatch):
+    """Real time. Each resume used to give the queue its replay allowance again, so that a client sending
+    ``resume`` (here with a bad token) and ``view`` without reading grew the server without bound."""
+    monkeypatch.setattr(connection, "REPLAY_ROOM", 10)
+    lifted = ClientLimits(messages_per_s=1e6, bytes_per_s=1e9, handshakes_per_s=100)
+    server = await start_server(queue_size=8, client=lifted)
+    with trio.fail_after(30):
+        async with connect(server, "host") as host, connect(server, "stuck", pump=False) as stuck:
+            table = await create_table(host, 2)
+            stuck.ws._stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            conn = next(c for c in server.connections.values() if c.client_name == "stuck")
+            conn.ws._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            try:
+                for i in range(1, 400):
+                    await stuck.send({"type": "resume", "id": 2 * i, "table": table, "token": "x" * 32,
+                                      "last_seq": 0})
+                    await stuck.send({"type": "watch", "id": 2 * i + 1, "table": table})
+                    assert conn.ws.queued <= 8 + 10
+            except ConnectionClosed:
+                pass
+            while conn.id in server.connections:
+                await trio.sleep(0.01)
+            assert (await host.request("ping"))["type"] == "pong"
 
 
 async def test_a_connection_may_create_only_so_many_tables(start_server, autojump_clock):

@@ -6,6 +6,7 @@ import pytest
 import trio
 
 from protocol.messages import PROTOCOL_VERSION
+from server.limits import ClientLimits
 
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 from tests.server.conftest import SHORT, connect, create_table, join
@@ -161,6 +162,22 @@ async def test_published_bulletin_is_read_and_pushed_to_followers(start_server):
         pushed = await follower.expect(lambda m: m["type"] == "bulletin" and m.get("version") == 2)
         assert pushed["data"] == {"round": 2}
         assert not [m for m in reader.frames if m["type"] == "bulletin" and "re" not in m]  # not following
+
+
+async def test_a_connection_follows_only_so_many_topics_and_leaves_none_behind(start_server):
+    srv = await start_server(client=ClientLimits(topics_per_client=3))
+    async with connect(srv, "follower") as follower, connect(srv, "other") as other:
+        for topic in ("a", "b", "c", "a"):  # following one again takes no second place
+            assert (await follower.request("bulletin", topic=topic, follow=True))["type"] == "bulletin"
+        refused = await follower.request("bulletin", topic="d", follow=True)
+        assert refused["code"] == "rate_limited" and follower.closed is None
+        assert (await follower.request("bulletin", topic="d"))["type"] == "bulletin"  # reading needs no place
+        await other.request("bulletin", topic="a", follow=True)
+        await follower.drop()
+        with trio.fail_after(10):
+            while len(srv.connections) > 1:
+                await trio.sleep(0.01)
+        assert set(srv.lobby.followers) == {"a"}  # the topics only the dropped one followed are gone
 
 
 async def test_publish_needs_the_admin_token_and_a_topic(start_server):

@@ -206,6 +206,19 @@ def test_start_ms_is_no_earlier_than_any_record_or_the_heartbeat(tmp_path):
     data.close()
 
 
+def test_a_clock_file_that_is_a_fifo_a_directory_or_garbage_is_refused_in_one_line(tmp_path, captured_logs):
+    """A FIFO is never waited on (it hung the start); the journals' times are used instead."""
+    data = layout(tmp_path)
+    write_journal(data.journal_path("t1"), table_records("t1", at=1000))
+    recovered = data.recover()
+    for make in (os.mkfifo, os.mkdir, lambda path: open(path, "w").write("1e12")):
+        make(data.clock_path)
+        assert data.start_ms(recovered) == 1500  # the last record
+        (os.rmdir if os.path.isdir(data.clock_path) else os.remove)(data.clock_path)
+    refused = [line for line in captured_logs.getvalue().splitlines() if "clock_file_refused" in line]
+    assert len(refused) == 3
+
+
 async def test_server_time_continues_from_the_heartbeat_and_is_kept_in_it(start_server, tmp_path, autojump_clock):
     with open(os.path.join(tmp_path, "clock"), "w") as f:
         f.write("86400000")
@@ -284,6 +297,15 @@ def test_a_second_opener_of_a_directory_is_refused_with_the_holders_pid_until_it
     assert str(refused.value) == (f"data directory {tmp_path} is in use by process {os.getpid()}; "
                                   "stop it or use another --data")
     assert isinstance(refused.value, OSError)
+    first.close()
+    DataDir(str(tmp_path)).close()
+
+
+def test_deleting_the_lock_file_does_not_let_a_second_opener_in(tmp_path):
+    first = DataDir(str(tmp_path))
+    os.remove(tmp_path / "lock")
+    with pytest.raises(DataDirBusy, match="in use by another process;"):
+        DataDir(str(tmp_path))
     first.close()
     DataDir(str(tmp_path)).close()
 

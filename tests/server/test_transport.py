@@ -220,14 +220,15 @@ async def test_frames_split_across_tcp_reads_and_fragmented_messages_are_reassem
 # ------------------------------------------------------------------ writing: at once, or queued, or dropped
 
 
-async def _socket_pair(queue_size: int, nursery: trio.Nursery) -> tuple[WebSocket, socket.socket]:
+async def _socket_pair(queue_size: int, nursery: trio.Nursery,
+                       queue_bytes: int = 1 << 20) -> tuple[WebSocket, socket.socket]:
     ours, theirs = socket.socketpair()
     for sock, option in ((ours, socket.SO_SNDBUF), (theirs, socket.SO_RCVBUF)):
         sock.setsockopt(socket.SOL_SOCKET, option, 4096)
     ours.setblocking(False)
     theirs.setblocking(False)
     stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
-    return WebSocket(stream, ours, b"", 65536, queue_size, nursery), theirs
+    return WebSocket(stream, ours, b"", 65536, queue_size, nursery, queue_bytes), theirs
 
 
 def _drain(sock: socket.socket) -> int:
@@ -269,6 +270,29 @@ async def test_a_frame_the_socket_takes_is_written_at_once_without_a_task(monkey
         monkeypatch.setattr(nursery, "start_soon", lambda *a: started.append(a))
         assert ws.send(frames.frame(b"hi"))
         assert peer.recv(100) == b"\x82\x02hi" and started == [] and ws.queued == 0
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_stalled_readers_queue_is_bounded_in_bytes_as_well_as_frames():
+    wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 10_000)
+    async with trio.open_nursery() as nursery:
+        stalled, _peer = await _socket_pair(1000, nursery, queue_bytes=50_000)
+        accepted = sum(stalled.send(wire) for _ in range(100))
+        assert stalled.queued_bytes <= 50_000 and accepted < 100
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_burst_allowance_is_granted_once_and_spent_not_refilled():
+    wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 1000)
+    async with trio.open_nursery() as nursery:
+        stalled, _peer = await _socket_pair(4, nursery)
+        while stalled.send(wire):
+            pass
+        full = stalled.queued
+        stalled.allow_burst(3, 1 << 20)
+        assert [stalled.send(wire) for _ in range(4)] == [True, True, True, False]
+        stalled.allow_burst(3, 1 << 20)  # asking again (a second resume) gives nothing
+        assert not stalled.send(wire) and stalled.queued == full + 3
         nursery.cancel_scope.cancel()
 
 

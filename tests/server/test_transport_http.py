@@ -80,6 +80,8 @@ def web_root(tmp_path):
     (root / ".secret").write_text("hidden")
     (tmp_path / "outside.txt").write_text("not served")
     (root / "escape").symlink_to(tmp_path / "outside.txt")
+    (root / "sub").mkdir()
+    (root / "sub" / "index.html").symlink_to(tmp_path / "outside.txt")  # a directory's index that leaves
     return root
 
 
@@ -102,7 +104,8 @@ async def test_static_files_are_served_with_their_types_over_one_kept_alive_conn
 
 @pytest.mark.parametrize("target", ["/../outside.txt", "/assets/../../outside.txt", "/%2e%2e/outside.txt",
                                     "/assets/%2e%2e/%2e%2e/outside.txt", "/.secret", "/escape", "/nothing.js",
-                                    "/assets", "/%00", "/assets%5c..%5c..%5coutside.txt", "/%ff", "//etc/passwd"])
+                                    "/assets", "/%00", "/assets%5c..%5c..%5coutside.txt", "/%ff", "//etc/passwd",
+                                    "/sub", "/sub/", "/sub/index.html"])
 async def test_paths_that_leave_the_root_or_name_nothing_are_404(start_server, web_root, target):
     server = await start_server(web_root=str(web_root))
     status, _, body = await get(server, target)
