@@ -47,7 +47,8 @@ class BareLobby:
         msg = msgpack.unpackb(frame, raw=False)
         kind, re = msg.get("type"), msg.get("id")
         if kind == "hello":
-            return [([conn], pack({"type": "welcome", "re": re, "version": PROTOCOL_VERSION, "versions": [PROTOCOL_VERSION], "server_time": now, "limits": LIMITS,
+            return [([conn], pack({"type": "welcome", "re": re, "version": PROTOCOL_VERSION,
+                                   "versions": [PROTOCOL_VERSION], "server_time": now, "limits": LIMITS,
                                    "games": ["parsimonia"]}))]
         if kind == "create":
             table = Table(f"t{next(self.ids)}", int(msg.get("seats", 6)))

@@ -28,6 +28,7 @@ from server.transport.listen import serve_tcp  # noqa: E402
 from server.transport.websocket import WebSocket, open_websocket  # noqa: E402
 
 QUEUE_SIZE = 256  # frames a slow reader may have waiting, as in the real server
+QUEUE_BYTES = 1 << 20  # and their bytes, as our server (server/app.py)
 MAX_MESSAGE = 65536
 
 
@@ -50,7 +51,7 @@ class BareServer:
                 return
             received = await http.switch_to_websocket(request)
             async with open_websocket(http.stream, sock, received, max_message=MAX_MESSAGE,
-                                      queue_size=QUEUE_SIZE) as ws:
+                                      queue_size=QUEUE_SIZE, queue_bytes=QUEUE_BYTES) as ws:
                 await self._serve(ws)
         except OSError:
             pass  # the client went away mid-handshake

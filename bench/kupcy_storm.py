@@ -78,7 +78,8 @@ class Storm:
 
     async def run(self) -> None:
         async with open_websocket_url(self.url) as ctrl:
-            await ctrl.send_message(encode({"type": "hello", "id": 1, "version": PROTOCOL_VERSION, "client": "bench/kupcy"}))
+            await ctrl.send_message(encode({"type": "hello", "id": 1, "version": PROTOCOL_VERSION,
+                                            "client": "bench/kupcy"}))
             await ctrl.get_message()
             t0 = self.local_ms()
             await ctrl.send_message(encode({"type": "ping", "id": 2}))

@@ -6,8 +6,8 @@ client may reconnect and resume its seat.
 
 What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second
 (token buckets; a frame over the rate is answered ``rate_limited`` and dropped, and a run of such
-frames closes the connection, after which its address may not connect again for ``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is
-pinged, then closed if it does not answer).
+frames closes the connection, after which its address may not connect again for ``strikeout_s``), tables
+created, the time to say hello, and silence (a quiet client is pinged, then closed if it does not answer).
 """
 
 from __future__ import annotations
@@ -274,7 +274,8 @@ class Connection:
             if not self.server.is_admin(msg.get("admin")):
                 raise ProtocolError("forbidden", "this server lets only its organiser create tables (admin token)")
         elif self.created >= self.client.tables_per_client:
-            raise ProtocolError("rate_limited", f"a connection may create at most {self.client.tables_per_client} tables")
+            raise ProtocolError("rate_limited",
+                                f"a connection may create at most {self.client.tables_per_client} tables")
 
     def _admin(self, msg: dict[str, Any], re: int | None) -> None:
         if not self.server.is_admin(msg["token"]):

@@ -310,6 +310,7 @@ class Match:
         key = msg.get("key")
         answer = seat.answers.get(key) if key is not None else None
         if isinstance(answer, ProtocolError):
+            self.rejected += 1  # refused again: each refused message counts, as the result reports
             raise answer
         if answer is not None:  # sent again: the first answer, and nothing changes
             self._send(sub, encode(messages.reply("ok", msg.get("id"), **answer)))

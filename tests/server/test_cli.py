@@ -55,7 +55,8 @@ def test_defaults_are_four_greedy_players_seed_one(capsys):
 
 
 def test_simulate_without_json_prints_a_readable_summary(capsys):
-    code, out, err = run(capsys, "simulate", "--players", "2", "--seed", "5", "--players-kind", "mix", "--time-scale", "20")
+    code, out, err = run(capsys, "simulate", "--players", "2", "--seed", "5", "--players-kind", "mix",
+                         "--time-scale", "20")
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0].startswith("Parsimonia, 2 players (greedy, random), seed 5, ") and lines[0].endswith(" actions")

@@ -208,13 +208,16 @@ def test_start_ms_is_no_earlier_than_any_record_or_the_heartbeat(tmp_path):
 
 def test_a_clock_file_that_is_a_fifo_a_directory_or_garbage_is_refused_in_one_line(tmp_path, captured_logs):
     """A FIFO is never waited on (it hung the start); the journals' times are used instead."""
-    data = layout(tmp_path)
-    write_journal(data.journal_path("t1"), table_records("t1", at=1000))
-    recovered = data.recover()
-    for make in (os.mkfifo, os.mkdir, lambda path: open(path, "w").write("1e12")):
-        make(data.clock_path)
-        assert data.start_ms(recovered) == 1500  # the last record
-        (os.rmdir if os.path.isdir(data.clock_path) else os.remove)(data.clock_path)
+    write_log(layout(tmp_path).log_path, {"t1": table_records("t1", at=1000)})
+    data = DataDir(str(tmp_path))
+    try:
+        recovered = data.recover()
+        for make in (os.mkfifo, os.mkdir, lambda path: open(path, "w").write("1e12")):
+            make(data.clock_path)
+            assert data.start_ms(recovered) == 1500  # the last record
+            (os.rmdir if os.path.isdir(data.clock_path) else os.remove)(data.clock_path)
+    finally:
+        data.close()
     refused = [line for line in captured_logs.getvalue().splitlines() if "clock_file_refused" in line]
     assert len(refused) == 3
 

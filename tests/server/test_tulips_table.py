@@ -1,6 +1,6 @@
-"""Gift of Tulips through the whole runtime: SDK bots over the WebSocket protocol, every frame to every other seat and to a
-spectator checked for what is hidden (the Secret Festival, a drawn card before it is played, the deck's order),
-a crash and a recovery that plays on to the end, and ``simulate`` for 2 to 6 players."""
+"""Gift of Tulips through the whole runtime: SDK bots over the WebSocket protocol, every frame to every other seat and
+to a spectator checked for what is hidden (the Secret Festival, a drawn card before it is played, the deck's
+order), a crash and a recovery that plays on to the end, and ``simulate`` for 2 to 6 players."""
 
 from __future__ import annotations
 
