@@ -131,7 +131,8 @@ def test_the_checks_catch_what_was_wrong_before():
     with pytest.raises(Exception):
         check_client({"type": "act", "table": "t1", "command": {"type": "bid", "amount": 3}})
     with pytest.raises(AssertionError):
-        check_server({"type": "welcome", "version": PROTOCOL_VERSION, "versions": [PROTOCOL_VERSION], "server_time": 0, "games": ["parsimonia", "checkers"],
+        check_server({"type": "welcome", "version": PROTOCOL_VERSION, "versions": [PROTOCOL_VERSION], "server_time": 0,
+                      "games": ["parsimonia", "checkers"],
                       "limits": {"max_frame_bytes": 1, "max_str_len": 1, "max_bin_len": 0, "max_array_len": 1,
                                  "max_map_len": 1, "max_depth": 1}})
     with pytest.raises(Exception):
