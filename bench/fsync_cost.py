@@ -16,9 +16,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from bench.stats import positive_int, positive_ints, run_script  # noqa: E402
 
 RECORD = b"x" * 200
 
@@ -57,24 +64,13 @@ def measure(directory: str, files: int, per_round: int, threads: int, rounds: in
     return result
 
 
-def _positive(text: str) -> int:
-    value = int(text) if text.strip().isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
-    return value
-
-
-def _positives(text: str) -> list[int]:
-    return [_positive(part) for part in text.split(",")]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", help="where to write (default: a temporary directory, removed after)")
-    parser.add_argument("--files", type=_positive, default=1000)
-    parser.add_argument("--per-round", type=_positives, default="20,100", help="records per round, comma-separated")
-    parser.add_argument("--threads", type=_positives, default="1,4,8", help="fsync threads, comma-separated")
-    parser.add_argument("--records", type=_positive, default=4000, help="records per measurement")
+    parser.add_argument("--files", type=positive_int, default=1000)
+    parser.add_argument("--per-round", type=positive_ints, default="20,100", help="records per round, comma-separated")
+    parser.add_argument("--threads", type=positive_ints, default="1,4,8", help="fsync threads, comma-separated")
+    parser.add_argument("--records", type=positive_int, default=4000, help="records per measurement")
     args = parser.parse_args()
     if args.dir is not None and not os.path.isdir(args.dir):
         parser.error(f"--dir {args.dir}: no such directory")
@@ -90,9 +86,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None
-    except OSError as exc:  # a directory it may not write to, a full disk
-        raise SystemExit(f"fsync_cost: {exc.strerror or exc}: {exc.filename or ''}") from None
+    run_script(main, "fsync_cost")

@@ -6,9 +6,12 @@ No psutil: ``/proc/PID/stat`` gives utime and stime (fields 14 and 15, in clock 
 
 from __future__ import annotations
 
+import argparse
+
 import math
 import os
 import resource
+from collections.abc import Callable
 from typing import Sequence
 
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
@@ -128,3 +131,27 @@ def machine() -> dict[str, object]:
         "nofile_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
         "loadavg_1m_at_start": round(load, 2) if load is not None else None,
     }
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text) if text.strip().isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def positive_ints(text: str) -> list[int]:
+    """An argparse type: positive whole numbers separated by commas."""
+    return [positive_int(part) for part in text.split(",")]
+
+
+def run_script(main: Callable[[], None], name: str) -> None:
+    """Run a bench script's ``main``: Ctrl-C is exit status 130, and a directory it may not write to or a full
+    disk is one line, not a traceback."""
+    try:
+        main()
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except OSError as exc:
+        raise SystemExit(f"{name}: {exc.strerror or exc}: {exc.filename or ''}") from None

@@ -25,6 +25,7 @@ import trio
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.stats import positive_int, run_script  # noqa: E402
 from server.journal import encode_entry, encode_record  # noqa: E402
 from server.match import Match  # noqa: E402
 from server.storage import DataDir  # noqa: E402
@@ -70,19 +71,12 @@ async def rounds(data: DataDir, journals: list, count: int) -> tuple[float, floa
     return cpu * 1e6 / (count * len(journals)), wall * 1e3 / count
 
 
-def _positive(text: str) -> int:
-    value = int(text) if text.strip().isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
-    return value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", help="where to write (default: a temporary directory, removed after)")
-    parser.add_argument("--tables", type=_positive, default=1000)
-    parser.add_argument("--records", type=_positive, default=40, help="records per table (at least 5)")
-    parser.add_argument("--rounds", type=_positive, default=50)
+    parser.add_argument("--tables", type=positive_int, default=1000)
+    parser.add_argument("--records", type=positive_int, default=40, help="records per table (at least 5)")
+    parser.add_argument("--rounds", type=positive_int, default=50)
     args = parser.parse_args()
     if args.dir is not None and not os.path.isdir(args.dir):
         parser.error(f"--dir {args.dir}: no such directory")
@@ -109,9 +103,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None
-    except OSError as exc:  # a directory it may not write to, a full disk
-        raise SystemExit(f"wal_recovery: {exc.strerror or exc}: {exc.filename or ''}") from None
+    run_script(main, "wal_recovery")
