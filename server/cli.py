@@ -220,7 +220,7 @@ def _watch(args: argparse.Namespace) -> int:
     from clients.watch import watch
 
     _line_buffered()
-    trio.run(watch, args.url, args.table)
+    trio.run(watch, args.url, args.table, print, args.from_start)
     return 0
 
 
@@ -474,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch = command("watch", "follow a table as a spectator, one line per event", _watch)
     watch.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     watch.add_argument("--table", required=True, help="the table's id (see parsimonia tables)")
+    watch.add_argument("--from-start", action="store_true",
+                       help="first print every event since the table opened (a late spectator's catch-up)")
 
     tables = command("tables", "list a server's tables: id, game, seats taken, state, spectators", _tables)
     tables.add_argument("--url", type=ws_url, default=default_url, help=url_help)

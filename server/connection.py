@@ -13,6 +13,7 @@ created, the time to say hello, and silence (a quiet client is pinged, then clos
 from __future__ import annotations
 
 import itertools
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -20,10 +21,11 @@ import trio
 from protocol import messages
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
-from server import logs, metrics
+from server import history, logs, metrics
 from server.games import GAMES
 from server.limits import TokenBucket, spread
-from server.table import REPLAY_LIMIT, Request
+from server.journal import JournalCorrupt
+from server.table import REPLAY_LIMIT, FinishedTable, ReplayMismatch, Request, Table
 from server.transport import frames
 from server.transport.websocket import WebSocket
 
@@ -128,7 +130,9 @@ class Connection:
                     msg = await self._receive()
                     if msg is None:
                         return
-                    self._dispatch(msg)
+                    pending = self._dispatch(msg)
+                    if pending is not None:  # a history page replayed from the journal: this reader waits
+                        await pending
             if idle.cancelled_caught:
                 self._idle()
 
@@ -219,7 +223,9 @@ class Connection:
                                    games=sorted(GAMES)))
         return True
 
-    def _dispatch(self, raw: dict[str, Any]) -> None:
+    def _dispatch(self, raw: dict[str, Any]) -> Coroutine[Any, Any, None] | None:
+        """Handles one message at once; or, for a history page that may have to wait for a replay, the
+        coroutine that does."""
         re = messages.request_id(raw)
         try:
             msg = messages.parse_client(raw)
@@ -252,6 +258,8 @@ class Connection:
                     self.send(created)
                 else:  # acknowledged once the table's first record is on disk; refused if it cannot be
                     table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
+            elif kind == "history":
+                return self._history(self.lobby.get(msg["table"]), msg, re)
             else:
                 assert kind in TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])
@@ -261,7 +269,19 @@ class Connection:
                 table.submit(Request(kind, self, msg))
         except ProtocolError as err:
             self._fail(err, re)
+        return None
 
+    async def _history(self, table: Table | FinishedTable, msg: dict[str, Any], re: int | None) -> None:
+        seat = table.seat_of(self)
+        try:
+            frame = await history.page(self.lobby.past, table.match, table.records(),
+                                       None if seat is None else seat.index, msg["after"],
+                                       msg.get("limit", messages.HISTORY_PAGE), re)
+        except (OSError, JournalCorrupt, ReplayMismatch) as exc:  # its records went missing or bad on disk
+            self.log.error("history_unreadable", table=table.id, error=str(exc))
+            self._fail(ProtocolError("internal", f"the history of {table.id} could not be read"), re)
+            return
+        self.send(frame)
 
     def _not_created(self, exc: OSError, re: int | None) -> None:
         """The new table's first record could not be written (disk full, I/O error): no table for the client."""

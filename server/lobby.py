@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 import trio
@@ -19,6 +20,7 @@ from protocol.errors import ProtocolError
 from server import faults, logs
 from server.clock import ServerClock
 from server.games import GAMES
+from server.history import Past
 from server.match import Match, ReplayMismatch
 from server.storage import DataDir, Recovered
 from server.table import FinishedTable, Table
@@ -41,6 +43,7 @@ class Lobby:
         self.finished: OrderedDict[str, FinishedTable] = OrderedDict()
         self.bulletins: dict[str, tuple[int, dict[str, Any]]] = {}  # topic -> (version, data)
         self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
+        self.past = Past()  # replayed histories, for history pages older than the tables' memory
         self._next = data.next_table_number() if data is not None else 1
         self.log = logs.get()
 
@@ -97,7 +100,8 @@ class Lobby:
         del self.live[table.id]
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
-        done = FinishedTable(table.match, self.clock)
+        records = None if self.data is None or table.journal is None else partial(self.data.finished_records, table.id)
+        done = FinishedTable(table.match, self.clock, records)
         self.tables[table.id] = done
         self.finished[table.id] = done
         while len(self.finished) > self.finished_kept:

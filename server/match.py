@@ -64,9 +64,9 @@ class Seat:
     connected: bool = False  # has ever been held by a connection
     # act key -> its answer: the ok's fields, or the refusal (kept in memory only: a refused command is not
     # journaled, so after a restart it is judged afresh)
-    answers: dict[str, dict[str, int] | ProtocolError] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any] | ProtocolError] = field(default_factory=dict)
 
-    def remember(self, key: str, answer: dict[str, int] | ProtocolError) -> None:
+    def remember(self, key: str, answer: dict[str, Any] | ProtocolError) -> None:
         if len(self.answers) >= ANSWERS_KEPT:
             del self.answers[next(iter(self.answers))]  # the oldest
         self.answers[key] = answer
@@ -289,6 +289,8 @@ class Match:
             fields = {**fields, "last_seq": self.seq, "replayed": len(replay)}
             if missed < 0:
                 fields["lost"] = -missed
+            elif len(replay) < missed:  # more than the cap: the client pages the rest with `history`
+                fields["capped"] = True
         self._send(sub, encode(messages.reply(reply, msg.get("id"), table=self.id, seat=seat.index, **fields,
                                               game=self.game_name, static=self.static)))
         for seq, at, event in replay:
@@ -315,18 +317,18 @@ class Match:
         if answer is not None:  # sent again: the first answer, and nothing changes
             self._send(sub, encode(messages.reply("ok", msg.get("id"), **answer)))
             return
-        mark, before = len(self._frames), self.seq
+        mark = len(self._frames)
         try:
-            self.act(seat.index, msg["command"], now, key)
+            answer = self.act(seat.index, msg["command"], now, key)
         except ProtocolError as err:
             if key is not None and err.code == "illegal_action":
                 seat.remember(key, err)
             raise
-        answer = _made(before, self.seq)
         self._frames.insert(mark, (sub, encode(messages.reply("ok", msg.get("id"), **answer))))  # before what it caused
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> None:
-        """A seat's command; ``ProtocolError`` (``illegal_action`` with the game's reason) if refused."""
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> dict[str, Any]:
+        """A seat's command; what its ``ok`` says (``_made``), or ``ProtocolError`` (``illegal_action`` with
+        the game's reason) if refused."""
         if self.state == OVER:
             raise ProtocolError("illegal_action", "the game has ended", reason="game_over")
         if self.engine is None:
@@ -334,7 +336,7 @@ class Match:
         if self.paused_at is not None:
             raise ProtocolError("illegal_action", "the table's clocks are paused", reason="paused")
         try:
-            self._do_cmd(now, seat, command, key)
+            return self._do_cmd(now, seat, command, key)
         except SchemaError as exc:  # malformed: not a move the rules refused
             raise ProtocolError.from_schema(exc) from None
         except IllegalAction as exc:
@@ -388,7 +390,8 @@ class Match:
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
         self._publish([Event("game_started", at, {"seats": seats})], at)
 
-    def _do_cmd(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> None:
+    def _do_cmd(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        """Apply a seat's command; what its ``ok`` says."""
         assert self.engine is not None
         record = {"k": "cmd", "at": at, "seat": seat, "command": command}
         if key is not None:
@@ -399,14 +402,17 @@ class Match:
             raise
         except Exception as exc:
             self._records.append(record)
+            before = self.seq
             self._fail(at, exc)
-            return
+            return _made(before, self.seq, {})
         self._records.append(record)
         self.actions += 1
         before = self.seq
         self._publish(events, at)
+        answer = _made(before, self.seq, self.cls.created(events))
         if key is not None:
-            next(s for s in self.seats if s.index == seat).remember(key, _made(before, self.seq))
+            next(s for s in self.seats if s.index == seat).remember(key, answer)
+        return answer
 
     def _do_tick(self, at: int) -> None:
         assert self.engine is not None
@@ -544,10 +550,13 @@ def _replay_cmd(match: Match, r: dict[str, Any]) -> None:
     match._do_cmd(r["at"], r["seat"], r["command"], r.get("key"))
 
 
-def _made(before: int, after: int) -> dict[str, int]:
-    """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none) and how
-    many events it made."""
-    return {"seq": before + 1 if after > before else before, "events": after - before}
+def _made(before: int, after: int, created: dict[str, int]) -> dict[str, Any]:
+    """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none), how
+    many events it made, and the ids of what it created (an auction), if any."""
+    answer: dict[str, Any] = {"seq": before + 1 if after > before else before, "events": after - before}
+    if created:
+        answer["created"] = created
+    return answer
 
 
 REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = {

@@ -24,7 +24,7 @@ from server import logs
 from server.clock import read_heartbeat
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
-                            write_file)
+                            read_table, write_file)
 
 _ID = re.compile(r"^t(\d+)\.journal$")
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
@@ -63,6 +63,18 @@ class DataDir:
 
     def open_journal(self, table_id: str) -> Journal:
         return self.syncer.open(table_id, self._frames.pop(table_id, None))
+
+    def finished_records(self, table_id: str) -> list[dict[str, Any]]:
+        """A finished table's records: its replay file, or (while the file is being written) the log's."""
+        path = os.path.join(self.replays, f"{table_id}.journal")
+        for _ in range(3):  # the file is renamed into place before the log lets the records go
+            try:
+                return read_journal(path).records
+            except FileNotFoundError:
+                records = read_table(self.log_path, table_id)
+                if records:
+                    return records
+        raise FileNotFoundError(path)
 
     def next_table_number(self) -> int:
         names = [*(f"{t}.journal" for t in self._seen), *self._listdir(self.legacy), *os.listdir(self.replays),

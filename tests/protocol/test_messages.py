@@ -39,6 +39,7 @@ MINIMAL = {
     "resume": {"table": "t1", "token": "secret", "last_seq": 0},
     "act": {"table": "t1", "command": {"type": "pass"}},
     "view": {"table": "t1"},
+    "history": {"table": "t1", "after": 0},
     "ping": {},
     "admin": {"token": "secret", "action": "connections"},
     "bulletin": {"topic": "standings"},
