@@ -27,6 +27,7 @@ from protocol.errors import ProtocolError
 from protocol.frames import ViewFrames, event_frame
 from protocol.schema import SchemaError
 from protocol.views import player_view
+from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
 
 WAITING, RUNNING, OVER = "waiting", "running", "over"
@@ -92,6 +93,7 @@ class Match:
         self.history: list[tuple[int, int, Event]] = []  # (seq, server ms, event)
         self.seq = 0
         self.engine: Game | None = None
+        self.views = EngineViews()  # its views of the state as it is now, each built once
         self.state = WAITING
         self.started_at = 0
         self.paused_at: int | None = None
@@ -184,7 +186,7 @@ class Match:
         frames = ViewFrames(self.id, self.seq, now, self.public_view())
         for target, seat in targets:
             assert target is not None
-            private = self.engine.private_view(seat) if seat is not None and self.engine is not None else None
+            private = self.views.private(self.engine, seat) if seat is not None and self.engine is not None else None
             if seat is not None and private is None:
                 private = {}
             legal = self.legal(seat)
@@ -196,7 +198,7 @@ class Match:
         if self.engine is None:
             body: dict[str, Any] = {"game": self.game_name, "phase": "waiting"}
         else:
-            body = self.engine.public_view()
+            body = dict(self.views.public(self.engine))  # a copy: the table's own fields go in it
             if self.result is not None:
                 body["result"] = self.result
         body["seats"] = [{"seat": s.index, "name": s.name, "connected": s.sub is not None} for s in self.seats]
@@ -207,11 +209,11 @@ class Match:
     def legal(self, seat: int | None) -> list[dict[str, Any]]:
         if seat is None or self.engine is None or self.paused_at is not None or self.state != RUNNING:
             return []
-        return self.engine.legal_actions(seat)
+        return self.views.legal(self.engine, seat)
 
     def player_view(self, seat: int | None) -> dict[str, Any]:
         """The whole view as a player is given it (the in-process form of a ``view`` frame)."""
-        private = self.engine.private_view(seat) if seat is not None and self.engine is not None else None
+        private = self.views.private(self.engine, seat) if seat is not None and self.engine is not None else None
         return player_view(self.static, self.public_view(), private, seat)
 
     def _seat_index(self, sub: Subscriber | None) -> int | None:
@@ -384,6 +386,7 @@ class Match:
 
     def start(self, at: int) -> None:
         self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
+        self.views.changed()
         self.state = RUNNING
         self.started_at = at
         self._records.append({"k": "start", "at": at})
@@ -401,10 +404,12 @@ class Match:
         except (IllegalAction, SchemaError):
             raise
         except Exception as exc:
+            self.views.changed()
             self._records.append(record)
             before = self.seq
             self._fail(at, exc)
             return _made(before, self.seq, {})
+        self.views.changed()
         self._records.append(record)
         self.actions += 1
         before = self.seq
@@ -420,8 +425,10 @@ class Match:
         try:
             events = self.engine.advance(at)
         except Exception as exc:
+            self.views.changed()
             self._fail(at, exc)
             return
+        self.views.changed()
         self._publish(events, at)
 
     def _fail(self, at: int, exc: Exception) -> None:
@@ -438,6 +445,7 @@ class Match:
     def _do_unpause(self, at: int) -> None:
         assert self.engine is not None and self.paused_at is not None
         self.engine.shift(at - self.paused_at)
+        self.views.changed()
         self.paused_at = None
         self._records.append({"k": "unpause", "at": at})
         self._publish([Event("unpaused", at, {"deadline": self.engine.next_deadline()})], at)
@@ -447,6 +455,7 @@ class Match:
         self._records.append({"k": "close", "at": at})
         if self.engine is None:
             self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
+            self.views.changed()
             self.started_at = at
         self._finish(at, ended="closed")
         self._views_due = True
