@@ -25,7 +25,7 @@ from server import history, logs, metrics
 from server.games import GAMES
 from server.limits import TokenBucket, spread
 from server.journal import JournalCorrupt
-from server.table import REPLAY_LIMIT, FinishedTable, ReplayMismatch, Request, Table
+from server.table import REPLAY_LIMIT, ReplayMismatch, Request
 from server.transport import frames
 from server.transport.websocket import WebSocket
 
@@ -259,7 +259,7 @@ class Connection:
                 else:  # acknowledged once the table's first record is on disk; refused if it cannot be
                     table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
             elif kind == "history":
-                return self._history(self.lobby.get(msg["table"]), msg, re)
+                return self._history(msg, re)
             else:
                 assert kind in TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])
@@ -271,15 +271,25 @@ class Connection:
             self._fail(err, re)
         return None
 
-    async def _history(self, table: Table | FinishedTable, msg: dict[str, Any], re: int | None) -> None:
-        seat = table.seat_of(self)
+    async def _history(self, msg: dict[str, Any], re: int | None) -> None:
+        table_id, after, limit = msg["table"], msg["after"], msg.get("limit", messages.HISTORY_PAGE)
         try:
-            frame = await history.page(self.lobby.past, table.match, table.records(),
-                                       None if seat is None else seat.index, msg["after"],
-                                       msg.get("limit", messages.HISTORY_PAGE), re)
+            table = self.lobby.tables.get(table_id)
+            if table is not None:
+                seat = table.seat_of(self)
+                frame = await history.page(self.lobby.past, table.match, table.records(),
+                                           None if seat is None else seat.index, after, limit, re)
+            else:
+                archived = self.lobby.data.archived(table_id) if self.lobby.data is not None else None
+                if archived is None:
+                    raise ProtocolError("no_such_table", f"no table {table_id!r}")
+                frame = await history.archived_page(self.lobby.past, table_id, archived, after, limit, re)
+        except ProtocolError as err:
+            self._fail(err, re)
+            return
         except (OSError, JournalCorrupt, ReplayMismatch) as exc:  # its records went missing or bad on disk
-            self.log.error("history_unreadable", table=table.id, error=str(exc))
-            self._fail(ProtocolError("internal", f"the history of {table.id} could not be read"), re)
+            self.log.error("history_unreadable", table=table_id, error=str(exc))
+            self._fail(ProtocolError("internal", f"the history of {table_id} could not be read"), re)
             return
         self.send(frame)
 

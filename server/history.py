@@ -9,7 +9,8 @@ in bytes, so paging through a long game replays it once.
 
 Each entry is redacted for whoever asks: a seat held by the asking connection sees what that seat saw, anyone
 else what a spectator saw. A page holds at most ``HISTORY_PAGE`` events and ``HISTORY_PAGE_BYTES`` bytes of
-them (at least one event, whatever its size).
+them (at least one event, whatever its size). A finished game the server no longer lists is read from its replay
+file, if the data directory has one.
 """
 
 from __future__ import annotations
@@ -133,6 +134,17 @@ async def page(past: Past, match: Match, records: Records | None, seat: int | No
         if not chunk:  # the records end before `after + 1` (a table with no durable records yet)
             skipped = first_held - after - 1
             chunk = [Entry.of(*item) for item in memory[:limit]]
-    events = cut(chunk, seat, limit)
-    upto = (after + skipped + len(events)) if events else max(after, 0)
-    return history_frame(match.id, re, last, events, upto if upto < last else None, skipped or None)
+    return _frame(match.id, re, last, cut(chunk, seat, limit), after, skipped)
+
+
+async def archived_page(past: Past, table_id: str, records: Records, after: int, limit: int,
+                        re: int | None) -> bytes:
+    """A page of a finished game the server no longer lists (finished before a restart, or longer ago than the
+    finished tables it keeps): from its replay file, as a spectator saw it."""
+    entries = await past.entries(table_id, 0, records)
+    return _frame(table_id, re, len(entries), cut(entries[after:after + limit], None, limit), after, 0)
+
+
+def _frame(table_id: str, re: int | None, last: int, events: list[bytes], after: int, skipped: int) -> bytes:
+    upto = (after + skipped + len(events)) if events else after
+    return history_frame(table_id, re, last, events, upto if upto < last else None, skipped or None)

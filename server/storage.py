@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from server import logs
 from server.clock import read_heartbeat
@@ -27,6 +27,7 @@ from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames,
                             read_table, write_file)
 
 _ID = re.compile(r"^t(\d+)\.journal$")
+_TABLE_ID = re.compile(r"t\d{1,18}")
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
 
@@ -63,6 +64,13 @@ class DataDir:
 
     def open_journal(self, table_id: str) -> Journal:
         return self.syncer.open(table_id, self._frames.pop(table_id, None))
+
+    def archived(self, table_id: str) -> Callable[[], list[dict[str, Any]]] | None:
+        """How to read the records of a finished game from its replay file, if it has one (None otherwise)."""
+        if _TABLE_ID.fullmatch(table_id) is None:  # never a path of the client's making
+            return None
+        path = os.path.join(self.replays, f"{table_id}.journal")
+        return (lambda: read_journal(path).records) if os.path.isfile(path) else None
 
     def finished_records(self, table_id: str) -> list[dict[str, Any]]:
         """A finished table's records: its replay file, or (while the file is being written) the log's."""

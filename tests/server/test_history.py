@@ -16,7 +16,7 @@ from protocol.codec import Limits
 from protocol.messages import HISTORY_PAGE, HISTORY_PAGE_BYTES, check_server
 from server.games import Event
 from server.history import Entry, Past, cut, page, replayed
-from server.journal import encode_record
+from server.journal import encode_record, write_file
 from server.match import Match
 from server.storage import DataDir
 from tests.server.conftest import connect, create_table, join
@@ -175,3 +175,27 @@ async def test_a_finished_table_pages_its_whole_game_from_its_replay_file(autoju
     assert [e["event"]["type"] for e in answer["events"]] == ["game_started", "chose", "chose", "revealed", "result"]
     assert all("value" not in e["event"] for e in answer["events"] if e["event"]["type"] == "chose")
     assert server.lobby.past.replays == 1
+
+
+async def test_a_game_finished_before_a_restart_pages_from_its_replay_file(autojump_clock, start_server, toy,
+                                                                           tmp_path) -> None:
+    match = Match("t9", toy.NAME, 2, seed=1)
+    records = [match.header()]
+    for name in ("Ann", "Bo"):
+        match.join(name, 0)
+    match.start(0)
+    for seat, value in ((0, 7), (1, 9)):
+        match.act(seat, {"type": "choose", "value": value}, 5 + seat)
+    records += match.take_records()
+    (tmp_path / "replays").mkdir()
+    write_file(str(tmp_path / "replays" / "t9.journal"), [encode_record(r) for r in records])
+    (tmp_path / "replays" / "t8.journal").write_bytes(b"not a journal at all")
+    server = await start_server(data_dir=str(tmp_path))
+    async with connect(server) as client:
+        answer = await client.request("history", table="t9", after=1, limit=2)
+        broken = await client.request("history", table="t8", after=0)
+        outside = await client.request("history", table="../replays/t9", after=0)
+    assert [e["event"]["type"] for e in answer["events"]] == ["chose", "chose"]
+    assert answer["last_seq"] == match.seq and answer["next"] == 3
+    assert all("value" not in e["event"] for e in answer["events"])  # as a spectator saw them
+    assert broken["code"] == "internal" and outside["code"] == "no_such_table"
