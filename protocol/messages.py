@@ -99,7 +99,8 @@ SERVER_REPLIES: dict[str, Record] = {
             "server_time": MILLIS,
             "limits": Record({limit.name: Int(0, 2**31 - 1) for limit in fields(Limits)}),
             "games": List(GAME, 256),
-        }
+        },
+        {"display": AnyMap(256)},
     ),
     "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}),
     "created": _reply({"table": TABLE}),
@@ -173,10 +174,11 @@ def reply(kind: str, re: int | None, **body: Any) -> dict[str, Any]:
     return _build(kind, SERVER_REPLIES[kind], body, re)
 
 
-def welcome(*, re: int | None, server_time: int, limits: Limits, games: list[str]) -> dict[str, Any]:
+def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """``display``: each game the server runs, by name, with what a client shows of it (its title, its currency)."""
     return reply(
         "welcome", re, version=PROTOCOL_VERSION, versions=list(VERSIONS_SPOKEN), server_time=server_time,
-        limits=asdict(limits), games=games
+        limits=asdict(limits), games=sorted(display), display=display
     )
 
 

@@ -22,7 +22,7 @@ from protocol import messages
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
 from server import history, logs, metrics
-from server.games import GAMES
+from server.games import MANIFESTS
 from server.limits import TokenBucket, spread
 from server.journal import JournalCorrupt
 from server.table import REPLAY_LIMIT, ReplayMismatch, Request
@@ -220,7 +220,7 @@ class Connection:
         self.client_name = msg["client"]
         self.log = self.log.bind(client=msg["client"])
         self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
-                                   games=sorted(GAMES)))
+                                   display={name: manifest.display() for name, manifest in MANIFESTS.items()}))
         return True
 
     def _dispatch(self, raw: dict[str, Any]) -> Coroutine[Any, Any, None] | None:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from clients.players import PLAYERS, GreedyPlayer, fill, kinds_for, make_player
+from clients.players import all_kinds, fill, kinds_for, make_player
+from clients.players.parsimonia import GreedyPlayer
 from clients.players.base import is_range, with_value
 from clients.players.random_player import RandomPlayer
 from server.games import new_game
@@ -165,7 +166,7 @@ def test_random_player_uses_every_kind_of_command_on_offer():
 
 
 def test_make_player_knows_both_kinds_for_parsimonia_and_random_for_any_game():
-    assert set(PLAYERS) == {"random", "greedy"}
+    assert set(all_kinds()) == {"random", "greedy"}
     assert kinds_for("parsimonia") == ["random", "greedy"] and kinds_for("some-new-game") == ["random"]
     assert isinstance(make_player("random", 1, "some-new-game"), RandomPlayer)
     with pytest.raises(KeyError, match="no 'greedy' player for some-new-game"):
