@@ -93,7 +93,8 @@ def test_with_value_sets_a_field_inside_its_range_ends_included():
 
 @pytest.mark.parametrize("value", [-1, 101, 10**9])
 def test_with_value_outside_the_range_gives_none(value):
-    assert with_value({"type": "auction", "card": 3, "start_price": {"min": 0, "max": 100}}, "start_price", value) is None
+    template = {"type": "auction", "card": 3, "start_price": {"min": 0, "max": 100}}
+    assert with_value(template, "start_price", value) is None
 
 
 # ---------------------------------------------------------------- only accepted commands
@@ -232,7 +233,8 @@ def test_greedy_places_an_unsold_card_on_its_least_profitable_candidate():
         legal = g.legal_actions(0)
         command = GreedyPlayer(0).act(g.view(0), legal)
         assert command["type"] == "place"
-        assert g.cards[command["resource"]].profit == min(g.cards[t["resource"]].profit for t in legal if t["type"] == "place")
+        places = [t for t in legal if t["type"] == "place"]
+        assert g.cards[command["resource"]].profit == min(g.cards[t["resource"]].profit for t in places)
         return
     pytest.fail("no seed gave two candidates")
 
