@@ -26,7 +26,7 @@ from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
                             write_file)
 
-_ID = re.compile(r"^t(\d+)\.journal$")
+_ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
 

@@ -1,0 +1,156 @@
+"""The directory in Redis, and this worker's copy of it.
+
+Every heartbeat a worker renews its entry (address, live tables, connections) and its list of tables, both as
+keys that expire after a few beats: a worker that stops (killed, or cut off from Redis) leaves the directory by
+itself, and one that comes back (or a Redis that was restarted and lost everything) is registered again on the
+next beat. On the same beat it reads the other workers' entries and tables into a copy that the lobby reads
+without waiting: where a table held elsewhere is (``locate``), every worker's tables (``summaries``), and where a
+new table should go (``least_loaded``). Redis that cannot be reached is logged once, then once more when it is
+back; the worker's own tables never wait on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import trio
+from coredis import Redis
+from coredis.exceptions import RedisError
+
+from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY
+from protocol.schema import SchemaError
+from server import logs
+from server.cluster import names
+
+if TYPE_CHECKING:
+    from server.app import Server
+
+HEARTBEAT_MS = 500
+EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
+
+
+@dataclass
+class Peer:
+    """Another live worker, as its entry said on the last beat."""
+
+    worker: int
+    url: str
+    tables: int  # live tables
+    connections: int
+
+
+class Directory:
+    def __init__(self, worker: int, url: str, heartbeat_ms: int = HEARTBEAT_MS) -> None:
+        self.worker = worker
+        self.url = url
+        self.heartbeat_ms = heartbeat_ms
+        self.peers: dict[int, Peer] = {}  # the other live workers, as of the last beat
+        self.addresses: dict[int, str] = {}  # every other worker's last known address (a dead one comes back there)
+        self._their_tables: list[dict[str, Any]] = []
+        self.reachable: bool | None = None  # Redis answered the last beat (None: no beat yet)
+        self.log = logs.get(worker=worker)
+
+    # -- read by the lobby and the relay, never waiting
+
+    def locate(self, table_id: str) -> str | None:
+        """The address of the worker holding ``table_id``, if another worker does."""
+        worker = names.worker_of(table_id)
+        return None if worker is None or worker == self.worker else self.addresses.get(worker)
+
+    def summaries(self) -> list[dict[str, Any]]:
+        return self._their_tables
+
+    def least_loaded(self, own_tables: int) -> int | None:
+        """The live worker a new table should go to (fewest live tables), or None for this one, which wins a tie.
+        The chosen worker's count goes up at once: tables created faster than the beat spread too."""
+        best = min(self.peers.values(), key=lambda p: (p.tables, p.worker), default=None)
+        if best is None or best.tables >= own_tables:
+            return None
+        best.tables += 1
+        return best.worker
+
+    # -- the heartbeat
+
+    async def keep(self, redis: Redis, server: Server) -> None:
+        """Renew this worker's entry and read the others', every beat, for ever."""
+        while True:
+            try:
+                await self.beat(redis, server)
+            except (RedisError, OSError) as exc:
+                if self.reachable is not False:
+                    self.log.warning("redis_unreachable", error=str(exc)[:200],
+                                     meaning="this worker keeps playing its tables; the cluster does not see them")
+                self.reachable = False
+            else:
+                if self.reachable is False:
+                    self.log.info("redis_reachable", meaning="this worker is registered again")
+                self.reachable = True
+            await trio.sleep(self.heartbeat_ms / 1000)
+
+    async def beat(self, redis: Redis, server: Server) -> None:
+        lobby = server.lobby
+        assert lobby is not None
+        expire_ms = self.heartbeat_ms * EXPIRE_BEATS
+        entry = {"worker": self.worker, "url": self.url, "pid": os.getpid(), "tables": len(lobby.live),
+                 "connections": len(server.connections)}
+        listing = [t.summary() for t in list(lobby.tables.values())[:MAX_LISTED_TABLES]]
+        await redis.set(names.entry_key(self.worker), json.dumps(entry), px=expire_ms)
+        await redis.set(names.tables_key(self.worker), json.dumps(listing), px=expire_ms)
+        await redis.sadd(names.WORKERS, [str(self.worker)])
+        others = sorted({int(m) for m in await redis.smembers(names.WORKERS) if m.isdigit()} - {self.worker})
+        if not others:
+            self.peers, self._their_tables = {}, []
+            return
+        entries = await redis.mget([names.entry_key(k) for k in others])
+        listings = await redis.mget([names.tables_key(k) for k in others])
+        peers: dict[int, Peer] = {}
+        tables: list[dict[str, Any]] = []
+        for worker, raw_entry, raw_listing in zip(others, entries, listings):
+            peer = _peer(worker, raw_entry)
+            if peer is None:
+                continue  # gone (its entry expired), or an entry this version cannot read
+            peers[worker] = peer
+            self.addresses[worker] = peer.url
+            tables.extend(_listing(worker, raw_listing))
+        self.peers, self._their_tables = peers, tables
+
+
+def _json(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _peer(worker: int, raw: Any) -> Peer | None:
+    """A worker's entry, every field checked (a foreign or damaged key is passed over, never trusted)."""
+    entry = _json(raw)
+    if not isinstance(entry, dict):
+        return None
+    url, tables, connections = entry.get("url"), entry.get("tables"), entry.get("connections")
+    if not (isinstance(url, str) and url.startswith("ws://") and len(url) <= 256):
+        return None
+    if not (isinstance(tables, int) and isinstance(connections, int) and tables >= 0 and connections >= 0):
+        return None
+    return Peer(worker, url, tables, connections)
+
+
+def _listing(worker: int, raw: Any) -> list[dict[str, Any]]:
+    """A worker's table summaries that fit the protocol and are that worker's."""
+    listing = _json(raw)
+    if not isinstance(listing, list):
+        return []
+    out = []
+    for item in listing[:MAX_LISTED_TABLES]:
+        try:
+            summary = TABLE_SUMMARY.check(item)
+        except SchemaError:
+            continue
+        if names.worker_of(summary["table"]) == worker:
+            out.append(summary)
+    return out

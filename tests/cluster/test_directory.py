@@ -1,0 +1,66 @@
+"""The directory: every worker's tables in any worker's lobby, and a table held elsewhere answered with moved."""
+
+from __future__ import annotations
+
+import trio
+from trio_websocket import open_websocket_url
+
+from clients.players import make_player
+from clients.sdk import BotSession, ServerError, call, request_once
+from protocol.messages import PROTOCOL_VERSION
+from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster
+
+
+async def _create_on(url: str, seats: int = 2) -> str:
+    created = await request_once(url, "create", game="parsimonia", seats=seats, time_scale=TIME_SCALE, options=SHORT)
+    return str(created["table"])
+
+
+async def _listed(url: str, wanted: set[str]) -> set[str]:
+    """The tables ``url`` lists, once it lists every one of ``wanted`` (the directory is a beat behind)."""
+    with trio.fail_after(10):
+        while True:
+            listed = {t["table"] for t in (await request_once(url, "tables"))["tables"]}
+            if wanted <= listed:
+                return listed
+            await trio.sleep(0.1)
+
+
+async def test_the_lobby_of_any_worker_lists_every_workers_tables(cluster: Cluster) -> None:
+    on_two = await _create_on(cluster.workers[2])  # each worker is least loaded when asked first: kept there
+    on_one = await _create_on(cluster.workers[1])
+    assert (on_one.split("-")[0], on_two.split("-")[0]) == ("w1", "w2")
+    for url in (cluster.workers[1], cluster.workers[2], cluster.url):
+        assert {on_one, on_two} <= await _listed(url, {on_one, on_two})
+
+
+async def test_a_table_held_elsewhere_is_answered_with_moved_and_that_workers_address(cluster: Cluster) -> None:
+    table = await _create_on(cluster.workers[2])
+    await _listed(cluster.workers[1], {table})
+    async with open_websocket_url(cluster.workers[1]) as ws:
+        await call(ws, "hello", version=PROTOCOL_VERSION, client="test")
+        for kind, fields in (("join", {"name": "x"}), ("watch", {}), ("view", {})):
+            try:
+                await call(ws, kind, table=table, **fields)
+            except ServerError as err:
+                assert (err.code, err.url) == ("moved", cluster.workers[2])
+            else:
+                raise AssertionError(f"{kind} of a table on worker 2 answered by worker 1")
+
+
+async def test_a_table_on_worker_b_is_played_by_bots_sent_there_from_worker_a(cluster: Cluster) -> None:
+    table = await _create_on(cluster.workers[2])
+    await _listed(cluster.workers[1], {table})
+    bots = [BotSession(cluster.workers[1], make_player("greedy", seat, "parsimonia"), name=f"b{seat}", table=table)
+            for seat in range(2)]
+    results = []
+
+    async def play(bot: BotSession) -> None:
+        results.append(await bot.run())
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(play, bot)
+    assert len(results) == 2 and results[0] == results[1]
+    assert all(bot.url == cluster.workers[2] for bot in bots)
