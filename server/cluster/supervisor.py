@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import trio
 
 from server import logs
+from server.cluster.directory import HEARTBEAT_MS
 
 MIN_BACKOFF_MS = 100
 MAX_BACKOFF_MS = 5000
@@ -68,7 +69,8 @@ def worker_command(plan: Plan, worker: int) -> list[str]:
 
 
 async def supervise(plan: Plan, ready: Callable[[], None]) -> None:
-    """Run every worker until cancelled (Ctrl-C); ``ready`` is called once all of them listen on their ports.
+    """Run every worker until cancelled (Ctrl-C); ``ready`` is called once all of them listen on their ports
+    and have seen each other in the directory.
     ``WorkerRefused`` if a worker will not start."""
     async with trio.open_nursery() as nursery:
         for worker in plan.ports:
@@ -76,6 +78,7 @@ async def supervise(plan: Plan, ready: Callable[[], None]) -> None:
         with trio.fail_after(READY_TIMEOUT_MS / 1000):
             for own in plan.ports.values():
                 await _until_listening(plan.host, own)
+        await trio.sleep(2 * HEARTBEAT_MS / 1000)  # every worker has registered, and read the others' entries
         ready()
 
 
