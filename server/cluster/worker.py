@@ -51,8 +51,8 @@ class Worker:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self.directory.keep, redis, server)
                         nursery.start_soon(self.relay.listen, redis)
-            except* Exception as failed:  # a bug or a failure in the client: logged, and a new client
-                self.log.error("redis_client_failed", error=repr(failed.exceptions[0])[:300])
+            except* Exception as failed:  # the client failed as a whole (e.g. Redis went away under pub/sub)
+                self.log.warning("redis_client_restarted", error=repr(_leaf(failed))[:300])
             self.relay.redis = None
             await trio.sleep(RECONNECT_MS / 1000)
 
@@ -74,3 +74,9 @@ async def stop_with_supervisor(cancel: trio.CancelScope, every_ms: int = 1000) -
         await trio.sleep(every_ms / 1000)
     logs.get().warning("supervisor_gone", meaning="this worker stops")
     cancel.cancel()
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

@@ -1,0 +1,43 @@
+"""A worker and Redis: cut off, it keeps playing its tables and says so once; Redis back (restarted, empty), every
+worker is registered again and the lobby lists every table again."""
+
+from __future__ import annotations
+
+import trio
+
+from clients.players import make_player
+from clients.sdk import BotSession, request_once
+from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis
+
+
+async def _until(check, timeout_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    with trio.fail_after(timeout_s):
+        while not check():
+            await trio.sleep(0.05)
+
+
+async def test_a_worker_without_redis_keeps_playing_and_registers_again_when_redis_is_back(
+        cluster: Cluster, redis: Redis) -> None:
+    table = (await request_once(cluster.workers[2], "create", game="parsimonia", seats=2, time_scale=TIME_SCALE,
+                                options=SHORT))["table"]
+    redis.stop()
+    await _until(lambda: cluster.errors().count("redis_unreachable") >= 2)  # each worker says it, once
+    bots = [BotSession(cluster.workers[2], make_player("greedy", seat, "parsimonia"), name=f"b{seat}", table=table)
+            for seat in range(2)]
+    results = []
+
+    async def play(bot: BotSession) -> None:
+        results.append(await bot.run())
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(play, bot)
+    assert len(results) == 2 and results[0] == results[1]
+    assert cluster.errors().count("redis_unreachable") == 2
+    redis.start()  # a new, empty Redis on the same port
+    await _until(lambda: redis.entry(1) is not None and redis.entry(2) is not None)
+    await _until(lambda: cluster.errors().count("redis_reachable") >= 2)
+    with trio.fail_after(10):
+        while table not in {t["table"] for t in (await request_once(cluster.workers[1], "tables"))["tables"]}:
+            await trio.sleep(0.1)
