@@ -284,7 +284,15 @@ async def call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, A
 
 
 async def request_once(url: str, kind: str, client: str = "parsimonia-sdk", **fields: Any) -> dict[str, Any]:
-    """Connect, say hello, send one request and return its reply (e.g. ``create`` or ``tables``)."""
-    async with open_websocket_url(url) as ws:
-        await call(ws, "hello", version=PROTOCOL_VERSION, client=client)
-        return await call(ws, kind, **fields)
+    """Connect, say hello, send one request and return its reply (e.g. ``create`` or ``tables``); on a cluster,
+    follow ``moved`` to the worker holding the table (at most ``MAX_REDIRECTS``)."""
+    for redirects in itertools.count():
+        async with open_websocket_url(url) as ws:
+            await call(ws, "hello", version=PROTOCOL_VERSION, client=client)
+            try:
+                return await call(ws, kind, **fields)
+            except ServerError as err:
+                if err.code != "moved" or not isinstance(err.url, str) or redirects >= MAX_REDIRECTS:
+                    raise
+                url = err.url
+    raise AssertionError("unreachable")

@@ -52,7 +52,8 @@ class Worker:
                         nursery.start_soon(self.directory.keep, redis, server)
                         nursery.start_soon(self.relay.listen, redis)
             except* Exception as failed:  # the client failed as a whole (e.g. Redis went away under pub/sub)
-                self.log.warning("redis_client_restarted", error=repr(_leaf(failed))[:300])
+                if trio.current_effective_deadline() != float("-inf"):  # not a client torn down as the worker stops
+                    self.log.warning("redis_client_restarted", error=repr(_leaf(failed))[:300])
             self.relay.redis = None
             await trio.sleep(RECONNECT_MS / 1000)
 
