@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import trio
 from trio_websocket import open_websocket_url
 
 from clients.players import make_player
 from clients.sdk import BotSession, ServerError, call, request_once
 from protocol.messages import PROTOCOL_VERSION
+from server.cluster.directory import Directory, Peer, _listing, _peer
 from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster
 
 
@@ -64,3 +67,25 @@ async def test_a_table_on_worker_b_is_played_by_bots_sent_there_from_worker_a(cl
                 nursery.start_soon(play, bot)
     assert len(results) == 2 and results[0] == results[1]
     assert all(bot.url == cluster.workers[2] for bot in bots)
+
+
+def test_the_copy_of_the_directory_passes_over_what_it_cannot_trust() -> None:
+    assert _peer(3, '{"url": "ws://10.0.0.7:8801/", "tables": 2, "connections": 9}').url == "ws://10.0.0.7:8801/"
+    for bad in (None, "", "[]", "not json", '{"url": "http://x/", "tables": 0, "connections": 0}',
+                '{"url": "ws://x/", "tables": -1, "connections": 0}', '{"url": "ws://x/", "tables": "2"}'):
+        assert _peer(3, bad) is None
+    good = {"table": "w3-t1", "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0}
+    listing = [good, {**good, "table": "w4-t1"}, {**good, "seats": "2"}, "x", {**good, "extra": 1}]
+    assert _listing(3, json.dumps(listing)) == [good]  # not its own, or not a summary: left out
+    assert _listing(3, "{") == [] and _listing(3, None) == []
+
+
+def test_a_new_table_goes_to_the_worker_with_fewest_and_a_tie_stays_here() -> None:
+    directory = Directory(1, "ws://a/")
+    assert directory.least_loaded(5) is None  # no other worker known
+    directory.peers = {2: Peer(2, "ws://b/", 3, 0), 3: Peer(3, "ws://c/", 1, 0)}
+    directory.addresses = {2: "ws://b/", 3: "ws://c/"}
+    assert [directory.least_loaded(2) for _ in range(3)] == [3, None, None]  # 3 had 1, then 2: a tie with here
+    assert directory.least_loaded(3) == 3  # 3 has 2 now, here 3
+    assert directory.locate("w2-t9") == "ws://b/" and directory.locate("w1-t9") is None
+    assert directory.locate("t9") is None and directory.locate("w8-t1") is None
