@@ -486,8 +486,8 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--workers", type=positive_int, default=1,
                          help="worker processes sharing --port, each with its own tables and DATA/worker-K "
                          "(1: one process, no Redis)")
-    cluster.add_argument("--redis", default=os.environ.get("PARSIMONIA_REDIS") or None,
-                         help="the cluster's Redis, e.g. redis://127.0.0.1:6379/0 (default: $PARSIMONIA_REDIS)")
+    cluster.add_argument("--redis", help="the cluster's Redis, e.g. redis://127.0.0.1:6379/0 (given with "
+                         "--workers 1: a cluster of one worker, e.g. one machine's share of a larger cluster)")
     cluster.add_argument("--worker-ports", type=port, help="worker K's own port is this plus K minus "
                          "--first-worker (default: the ports after --port; free ones if --port is 0)")
     cluster.add_argument("--public-host", help="the address other machines and clients reach this machine's "

@@ -1,7 +1,7 @@
 """The directory in Redis, and this worker's copy of it.
 
-Every heartbeat a worker renews its entry (address, live tables, connections) and its list of tables, both as
-keys that expire after a few beats: a worker that stops (killed, or cut off from Redis) leaves the directory by
+Every heartbeat a worker renews its entry (address, live tables, connections, and the list of its tables), a key
+that expires after a few beats: a worker that stops (killed, or cut off from Redis) leaves the directory by
 itself, and one that comes back (or a Redis that was restarted and lost everything) is registered again on the
 next beat. On the same beat it reads the other workers' entries and tables into a copy that the lobby reads
 without waiting: where a table held elsewhere is (``locate``), every worker's tables (``summaries``), and where a
@@ -91,30 +91,31 @@ class Directory:
             await trio.sleep(self.heartbeat_ms / 1000)
 
     async def beat(self, redis: Redis, server: Server) -> None:
+        """Three calls: this worker's entry (its tables in it) written, the set of workers read (this one added
+        if it is missing: a new worker, or a Redis restarted empty), the others' entries read."""
         lobby = server.lobby
         assert lobby is not None
-        expire_ms = self.heartbeat_ms * EXPIRE_BEATS
-        entry = {"worker": self.worker, "url": self.url, "pid": os.getpid(), "tables": len(lobby.live),
-                 "connections": len(server.connections)}
         listing = [t.summary() for t in list(lobby.tables.values())[:MAX_LISTED_TABLES]]
-        await redis.set(names.entry_key(self.worker), json.dumps(entry), px=expire_ms)
-        await redis.set(names.tables_key(self.worker), json.dumps(listing), px=expire_ms)
-        await redis.sadd(names.WORKERS, [str(self.worker)])
-        others = sorted({int(m) for m in await redis.smembers(names.WORKERS) if m.isdigit()} - {self.worker})
+        entry = {"worker": self.worker, "url": self.url, "pid": os.getpid(), "tables": len(lobby.live),
+                 "connections": len(server.connections), "listing": listing}
+        await redis.set(names.entry_key(self.worker), json.dumps(entry), px=self.heartbeat_ms * EXPIRE_BEATS)
+        members = {int(m) for m in await redis.smembers(names.WORKERS) if m.isdigit()}
+        if self.worker not in members:
+            await redis.sadd(names.WORKERS, [str(self.worker)])
+        others = sorted(members - {self.worker})
         if not others:
             self.peers, self._their_tables = {}, []
             return
-        entries = await redis.mget([names.entry_key(k) for k in others])
-        listings = await redis.mget([names.tables_key(k) for k in others])
         peers: dict[int, Peer] = {}
         tables: list[dict[str, Any]] = []
-        for worker, raw_entry, raw_listing in zip(others, entries, listings):
-            peer = _peer(worker, raw_entry)
+        for worker, raw in zip(others, await redis.mget([names.entry_key(k) for k in others])):
+            entry = _json(raw)
+            peer = _peer(worker, entry)
             if peer is None:
                 continue  # gone (its entry expired), or an entry this version cannot read
             peers[worker] = peer
             self.addresses[worker] = peer.url
-            tables.extend(_listing(worker, raw_listing))
+            tables.extend(_listing(worker, entry.get("listing")))
         self.peers, self._their_tables = peers, tables
 
 
@@ -127,9 +128,8 @@ def _json(raw: Any) -> Any:
         return None
 
 
-def _peer(worker: int, raw: Any) -> Peer | None:
+def _peer(worker: int, entry: Any) -> Peer | None:
     """A worker's entry, every field checked (a foreign or damaged key is passed over, never trusted)."""
-    entry = _json(raw)
     if not isinstance(entry, dict):
         return None
     url, tables, connections = entry.get("url"), entry.get("tables"), entry.get("connections")
@@ -140,9 +140,8 @@ def _peer(worker: int, raw: Any) -> Peer | None:
     return Peer(worker, url, tables, connections)
 
 
-def _listing(worker: int, raw: Any) -> list[dict[str, Any]]:
+def _listing(worker: int, listing: Any) -> list[dict[str, Any]]:
     """A worker's table summaries that fit the protocol and are that worker's."""
-    listing = _json(raw)
     if not isinstance(listing, list):
         return []
     out = []

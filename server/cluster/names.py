@@ -22,13 +22,8 @@ def worker_of(table_id: str) -> int | None:
 
 
 def entry_key(worker: int) -> str:
-    """The worker's entry: its address and load; it expires unless the worker renews it."""
+    """The worker's entry: its address, its load and its tables' summaries; it expires unless renewed."""
     return f"{ROOT}worker:{worker}"
-
-
-def tables_key(worker: int) -> str:
-    """The worker's tables (their summaries, as in a ``tables`` reply); it expires with the entry."""
-    return f"{ROOT}tables:{worker}"
 
 
 def inbox(worker: int) -> str:

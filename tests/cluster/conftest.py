@@ -23,7 +23,7 @@ WORKERS_LINE = re.compile(r"(\d+) workers \(Redis [^)]*\): (.*)")
 OWN = re.compile(r"worker (\d+) on ([^,\s]+)")
 SHORT = {"turn_ms": 2000, "quiet_ms": 500, "opening_ms": 3000, "game_ms": 60000}  # a game of a few seconds
 TIME_SCALE = 400.0
-ENV = {k: v for k, v in os.environ.items() if k not in ("PARSIMONIA_ADMIN_TOKEN", "PARSIMONIA_REDIS")}
+ENV = {k: v for k, v in os.environ.items() if k != "PARSIMONIA_ADMIN_TOKEN"}
 
 
 def free_port() -> int:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import trio
 from trio_websocket import open_websocket_url
 
 from clients.players import make_player
 from clients.sdk import BotSession, ServerError, call, request_once
 from protocol.messages import PROTOCOL_VERSION
-from server.cluster.directory import Directory, Peer, _listing, _peer
+from server.cluster.directory import Directory, Peer, _json, _listing, _peer
 from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster
 
 
@@ -70,14 +68,14 @@ async def test_a_table_on_worker_b_is_played_by_bots_sent_there_from_worker_a(cl
 
 
 def test_the_copy_of_the_directory_passes_over_what_it_cannot_trust() -> None:
-    assert _peer(3, '{"url": "ws://10.0.0.7:8801/", "tables": 2, "connections": 9}').url == "ws://10.0.0.7:8801/"
+    assert _peer(3, _json('{"url": "ws://10.0.0.7:8801/", "tables": 2, "connections": 9}')).url == "ws://10.0.0.7:8801/"
     for bad in (None, "", "[]", "not json", '{"url": "http://x/", "tables": 0, "connections": 0}',
                 '{"url": "ws://x/", "tables": -1, "connections": 0}', '{"url": "ws://x/", "tables": "2"}'):
-        assert _peer(3, bad) is None
+        assert _peer(3, _json(bad)) is None
     good = {"table": "w3-t1", "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0}
     listing = [good, {**good, "table": "w4-t1"}, {**good, "seats": "2"}, "x", {**good, "extra": 1}]
-    assert _listing(3, json.dumps(listing)) == [good]  # not its own, or not a summary: left out
-    assert _listing(3, "{") == [] and _listing(3, None) == []
+    assert _listing(3, listing) == [good]  # not its own, or not a summary: left out
+    assert _listing(3, "[]") == [] and _listing(3, None) == []
 
 
 def test_a_new_table_goes_to_the_worker_with_fewest_and_a_tie_stays_here() -> None:
