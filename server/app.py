@@ -46,6 +46,8 @@ class ClusterNode(Protocol):
 
     def publish(self, topic: str, data: dict[str, Any]) -> None: ...
 
+    def describe(self) -> dict[str, Any]: ...
+
 
 @dataclass
 class ServerConfig:

@@ -107,11 +107,14 @@ def _serve(args: argparse.Namespace) -> int:
         return _supervise(args)
     worker = None
     if args.worker_id is not None:  # one worker of a cluster, started by its supervisor (server/cluster/)
+        import structlog
+
         from server.cluster.worker import Worker, stop_with_supervisor
 
         if config.data_dir is not None:
             config.data_dir = os.path.join(config.data_dir, f"worker-{args.worker_id}")
         worker = config.cluster = Worker(args.worker_id, args.redis, args.own_port, _public_host(args))
+        structlog.contextvars.bind_contextvars(worker=args.worker_id)  # every line of this worker's log says so
 
     open_files = raise_open_files_limit()
 

@@ -151,7 +151,10 @@ class Lobby:
             raise ProtocolError("no_such_table", f"no table {table_id!r}")
         return table
 
+    def own_summaries(self) -> list[dict[str, Any]]:
+        return [t.summary() for t in self.tables.values()]
+
     def summaries(self) -> list[dict[str, Any]]:
         """This server's tables, then (on a cluster) the other workers'."""
-        local = [t.summary() for t in self.tables.values()]
-        return local if self.elsewhere is None else local + self.elsewhere.summaries()
+        own = self.own_summaries()
+        return own if self.elsewhere is None else own + self.elsewhere.summaries()

@@ -36,10 +36,12 @@ class Worker:
         self.id_prefix = names.table_prefix(worker)
         self.directory: Directory | None = None
         self.relay: Relay | None = None
+        self.server: Server | None = None
         self.log = logs.get(worker=worker)
 
     async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         assert server.lobby is not None and server.own_port is not None
+        self.server = server
         url = f"ws://{self.public_host}:{server.own_port}/"
         self.directory = Directory(self.worker, url, self.heartbeat_ms)
         self.relay = Relay(self.worker, self.directory, server)
@@ -66,6 +68,18 @@ class Worker:
     def publish(self, topic: str, data: dict[str, Any]) -> None:
         if self.relay is not None:
             self.relay.publish(topic, data)
+
+    def describe(self) -> dict[str, Any]:
+        """Every live worker as this one's copy of the directory has them (``GET /cluster``)."""
+        directory, server = self.directory, self.server
+        if directory is None or server is None or server.lobby is None:
+            return {"worker": self.worker, "redis_reachable": None, "workers": []}
+        me = {"worker": self.worker, "url": directory.url, "tables": len(server.lobby.live),
+              "connections": len(server.connections)}
+        others = [{"worker": p.worker, "url": p.url, "tables": p.tables, "connections": p.connections}
+                  for p in directory.peers.values()]
+        return {"worker": self.worker, "redis_reachable": directory.reachable,
+                "workers": sorted([me, *others], key=lambda w: w["worker"])}
 
 
 async def stop_with_supervisor(cancel: trio.CancelScope, every_ms: int = 1000) -> None:

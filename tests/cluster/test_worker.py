@@ -3,6 +3,9 @@ worker is registered again and the lobby lists every table again."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
+
 import trio
 
 from clients.players import make_player
@@ -41,3 +44,26 @@ async def test_a_worker_without_redis_keeps_playing_and_registers_again_when_red
     with trio.fail_after(10):
         while table not in {t["table"] for t in (await request_once(cluster.workers[1], "tables"))["tables"]}:
             await trio.sleep(0.1)
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return str(reply.read().decode())
+
+
+async def test_any_worker_shows_every_worker_and_its_metrics_count_its_own_tables(cluster: Cluster) -> None:
+    table = (await request_once(cluster.workers[2], "create", game="parsimonia", seats=2))["table"]
+    http = cluster.workers[1].replace("ws://", "http://")
+    with trio.fail_after(10):
+        while True:
+            shown = json.loads(await trio.to_thread.run_sync(_get, http + "cluster"))
+            if [w["tables"] for w in shown["workers"]] == [0, 1]:
+                break
+            await trio.sleep(0.1)
+    assert shown["redis_reachable"] is True and shown["worker"] == 1
+    assert [(w["worker"], w["url"]) for w in shown["workers"]] == [(1, cluster.workers[1]), (2, cluster.workers[2])]
+    metrics = await trio.to_thread.run_sync(_get, http + "metrics")
+    waiting = 'parsimonia_tables{game="parsimonia",state="waiting"} 1.0'
+    assert waiting not in metrics  # worker 2's table is counted by worker 2 alone: the sums over workers add up
+    assert waiting in await trio.to_thread.run_sync(_get, cluster.workers[2].replace("ws://", "http://") + "metrics")
+    assert table.startswith("w2-")
