@@ -113,7 +113,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         if config.data_dir is not None:
             config.data_dir = os.path.join(config.data_dir, f"worker-{args.worker_id}")
-        worker = config.cluster = Worker(args.worker_id, args.redis, args.own_port, _public_host(args))
+        worker = config.cluster = Worker(args.worker_id, args.redis, args.own_port, _public_host(args),
+                                         args.heartbeat_ms)
         structlog.contextvars.bind_contextvars(worker=args.worker_id)  # every line of this worker's log says so
 
     open_files = raise_open_files_limit()
@@ -165,7 +166,7 @@ def _supervise(args: argparse.Namespace) -> int:
 
     refused: list[BaseException] = []
     try:
-        trio.run(supervise, plan, ready)
+        trio.run(supervise, plan, ready, args.heartbeat_ms)
     except* KeyboardInterrupt:  # Ctrl-C is how a cluster is stopped too
         pass
     except* WorkerRefused as group:
@@ -497,6 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "workers at (default: --host, or 127.0.0.1 for 0.0.0.0)")
     cluster.add_argument("--first-worker", type=positive_int, default=1, help="the first worker's number: "
                          "each machine of a cluster numbers its workers apart (e.g. 1 and 101)")
+    cluster.add_argument("--heartbeat-ms", type=positive_int, default=500, help="how often a worker renews its "
+                         "entry in Redis and reads the others'; an entry expires after 4 of them")
     serve.add_argument("--worker-id", type=positive_int, help=argparse.SUPPRESS)  # given by the supervisor
     serve.add_argument("--own-port", type=port, default=0, help=argparse.SUPPRESS)
 

@@ -34,6 +34,8 @@ class Elsewhere(Protocol):
 
     def summaries(self) -> list[dict[str, Any]]: ...
 
+    def table_opened(self) -> None: ...  # a table was created or recovered here
+
 
 class Lobby:
     def __init__(
@@ -101,6 +103,8 @@ class Lobby:
         if table.journal is not None:
             table.journal.on_failure = table.journal_failed
         self.nursery.start_soon(table.run)
+        if self.elsewhere is not None:
+            self.elsewhere.table_opened()
 
     def _finished(self, table: Table) -> None:
         """A table's task is over: keep it in the finished index; its journal, once durable, becomes its replay

@@ -3,7 +3,9 @@
 Every heartbeat a worker renews its entry (address, live tables, connections, and the list of its tables), a key
 that expires after a few beats: a worker that stops (killed, or cut off from Redis) leaves the directory by
 itself, and one that comes back (or a Redis that was restarted and lost everything) is registered again on the
-next beat. On the same beat it reads the other workers' entries and tables into a copy that the lobby reads
+next beat. A table opened here wakes the beat at once, and the others are told to read again (``names.CHANGES``),
+so a new table is listed everywhere within milliseconds. On each beat a worker reads the other workers' entries
+into a copy that the lobby reads
 without waiting: where a table held elsewhere is (``locate``), every worker's tables (``summaries``), and where a
 new table should go (``least_loaded``). Redis that cannot be reached is logged once, then once more when it is
 back; the worker's own tables never wait on it.
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 HEARTBEAT_MS = 500
 EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
+WAKE_MIN_MS = 50  # beats woken by new tables come at most this often
 
 
 @dataclass
@@ -51,6 +54,8 @@ class Directory:
         self.addresses: dict[int, str] = {}  # every other worker's last known address (a dead one comes back there)
         self._their_tables: list[dict[str, Any]] = []
         self.reachable: bool | None = None  # Redis answered the last beat (None: no beat yet)
+        self._wake = trio.Event()  # set: beat now, not at the next beat's time
+        self._announce = False  # a table opened here: after the beat, tell the others to read the entries now
         self.log = logs.get(worker=worker)
 
     # -- read by the lobby and the relay, never waiting
@@ -72,13 +77,26 @@ class Directory:
         best.tables += 1
         return best.worker
 
+    def table_opened(self) -> None:
+        """A table was created here (the lobby says so): it is in the directory at once, not a beat later."""
+        self._announce = True
+        self._wake.set()
+
+    def refresh(self) -> None:
+        """Another worker opened a table: read the entries now."""
+        self._wake.set()
+
     # -- the heartbeat
 
     async def keep(self, redis: Redis, server: Server) -> None:
-        """Renew this worker's entry and read the others', every beat, for ever."""
+        """Renew this worker's entry and read the others', every beat (or sooner when woken, at most every
+        ``WAKE_MIN_MS``), for ever."""
         while True:
+            announce, self._announce = self._announce, False
             try:
                 await self.beat(redis, server)
+                if announce:
+                    await redis.publish(names.CHANGES, str(self.worker))
             except (RedisError, OSError) as exc:
                 if self.reachable is not False:
                     self.log.warning("redis_unreachable", error=str(exc)[:200],
@@ -88,7 +106,10 @@ class Directory:
                 if self.reachable is False:
                     self.log.info("redis_reachable", meaning="this worker is registered again")
                 self.reachable = True
-            await trio.sleep(self.heartbeat_ms / 1000)
+            await trio.sleep(WAKE_MIN_MS / 1000)
+            with trio.move_on_after((self.heartbeat_ms - WAKE_MIN_MS) / 1000):
+                await self._wake.wait()
+            self._wake = trio.Event()
 
     async def beat(self, redis: Redis, server: Server) -> None:
         """Three calls: this worker's entry (its tables in it) written, the set of workers read (this one added

@@ -7,6 +7,7 @@ import re
 ROOT = "parsimonia:"
 WORKERS = ROOT + "workers"  # the set of every worker id ever registered (its entry expires, not its membership)
 BULLETINS = ROOT + "bulletins"  # the channel of bulletins published on any worker, for every worker
+CHANGES = ROOT + "changes"  # the channel on which a worker that opened a table tells the others (its number)
 _TABLE_ID = re.compile(r"^w(\d{1,6})-t\d+$")
 
 

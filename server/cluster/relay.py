@@ -9,7 +9,8 @@ worker carries it out and pushes its answer onto the list ``KEY`` (which expires
 * ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply. The
   asker checked the organiser's token: Redis is trusted, and must be reachable only by the cluster.
 
-And one broadcast: a bulletin published on any worker (``admin publish``, e.g. a tournament's standings) goes
+And two broadcasts: a worker that opened a table says so on ``names.CHANGES`` (every other worker reads the
+directory again at once), and a bulletin published on any worker (``admin publish``, e.g. a tournament's standings) goes
 on ``names.BULLETINS`` and every other worker sets it too, for the connections that follow it there.
 
 Every message read from Redis is checked as a client's would be; a bad one is logged and dropped.
@@ -152,7 +153,8 @@ class Relay:
         self.redis = redis
         while True:
             try:
-                async with redis.pubsub(channels=[names.inbox(self.worker), names.BULLETINS]) as subscription:
+                channels = [names.inbox(self.worker), names.BULLETINS, names.CHANGES]
+                async with redis.pubsub(channels=channels) as subscription:
                     async for message in subscription:
                         if message.get("type") == "message":
                             self.carry_out(message.get("channel"), message.get("data"))
@@ -161,6 +163,10 @@ class Relay:
             await trio.sleep(RESUBSCRIBE_MS / 1000)
 
     def carry_out(self, channel: Any, data: Any) -> None:
+        if channel == names.CHANGES:
+            if data != str(self.worker):
+                self.directory.refresh()
+            return
         note = _json(data)
         if not isinstance(note, dict):
             self.log.warning("relay_message_dropped", channel=str(channel)[:80], why="not a JSON object")

@@ -68,7 +68,7 @@ def worker_command(plan: Plan, worker: int) -> list[str]:
             "--own-port", str(plan.ports[worker])]
 
 
-async def supervise(plan: Plan, ready: Callable[[], None]) -> None:
+async def supervise(plan: Plan, ready: Callable[[], None], heartbeat_ms: int = HEARTBEAT_MS) -> None:
     """Run every worker until cancelled (Ctrl-C); ``ready`` is called once all of them listen on their ports
     and have seen each other in the directory.
     ``WorkerRefused`` if a worker will not start."""
@@ -78,7 +78,7 @@ async def supervise(plan: Plan, ready: Callable[[], None]) -> None:
         with trio.fail_after(READY_TIMEOUT_MS / 1000):
             for own in plan.ports.values():
                 await _until_listening(plan.host, own)
-        await trio.sleep(2 * HEARTBEAT_MS / 1000)  # every worker has registered, and read the others' entries
+        await trio.sleep(2 * heartbeat_ms / 1000)  # every worker has registered, and read the others' entries
         ready()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import trio
 from trio_websocket import open_websocket_url
 
@@ -9,7 +11,7 @@ from clients.players import make_player
 from clients.sdk import BotSession, ServerError, call, request_once
 from protocol.messages import PROTOCOL_VERSION
 from server.cluster.directory import Directory, Peer, _json, _listing, _peer
-from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster
+from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis
 
 
 async def _create_on(url: str, seats: int = 2) -> str:
@@ -87,3 +89,13 @@ def test_a_new_table_goes_to_the_worker_with_fewest_and_a_tie_stays_here() -> No
     assert directory.least_loaded(3) == 3  # 3 has 2 now, here 3
     assert directory.locate("w2-t9") == "ws://b/" and directory.locate("w1-t9") is None
     assert directory.locate("t9") is None and directory.locate("w8-t1") is None
+
+
+async def test_a_new_table_is_listed_by_every_worker_before_the_next_beat(tmp_path: Path, redis: Redis) -> None:
+    slow = Cluster(tmp_path, redis.url, 2, "--heartbeat-ms", "6000")  # beats 6 s apart: a wait would show
+    try:
+        table = await _create_on(slow.workers[2])
+        with trio.fail_after(4):  # less than a beat: the new table woke worker 2's beat, which woke worker 1's
+            await _listed(slow.workers[1], {table})
+    finally:
+        slow.stop()
