@@ -153,7 +153,15 @@ def _supervise(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("coredis") is None:
         print("parsimonia serve: a cluster needs the Redis client: pip install 'parsimonia[cluster]'", file=sys.stderr)
         return 2
+    from coredis import Redis
+
     from server.cluster.supervisor import Plan, WorkerRefused, pick_ports, supervise
+
+    try:
+        Redis.from_url(args.redis)  # parsed only: a Redis not running yet is waited for by the workers
+    except ValueError as exc:
+        print(f"parsimonia serve: --redis {args.redis!r}: {exc}; give redis://HOST:PORT/DB", file=sys.stderr)
+        return 2
 
     workers = list(range(args.first_worker, args.first_worker + args.workers))
     plan: Plan = pick_ports(args.host, args.port, args.worker_ports, workers)

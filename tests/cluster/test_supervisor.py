@@ -68,11 +68,13 @@ async def test_one_worker_serves_without_redis_as_before(tmp_path: Path) -> None
         assert single.stop() == 0
 
 
-def test_workers_without_redis_are_refused_in_one_line(tmp_path: Path) -> None:
-    run = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--data", str(tmp_path)],
-                         capture_output=True, text=True, env=ENV, timeout=60)
-    assert run.returncode == 2
-    assert run.stderr.count("\n") == 1 and "--redis URL" in run.stderr
+def test_workers_without_redis_or_with_a_bad_address_are_refused_in_one_line(tmp_path: Path) -> None:
+    for given, said in (([], "--redis URL"), (["--redis", "http://x/"], "not a Redis URL"),
+                        (["--redis", "redis://127.0.0.1:six/0"], "could not be cast")):
+        run = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--data", str(tmp_path),
+                              *given], capture_output=True, text=True, env=ENV, timeout=60)
+        assert run.returncode == 2
+        assert run.stderr.count("\n") == 1 and said in run.stderr
 
 
 def test_ctrl_c_stops_every_worker_in_silence(cluster: Cluster, redis: Redis) -> None:
