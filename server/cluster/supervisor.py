@@ -5,8 +5,8 @@ own data directory (``DIR/worker-K``) that listens on the shared port (``SO_REUS
 registers in Redis (``server.cluster.worker``). A worker that dies (kill -9, a crash) is started again on the
 same port with the same directory, so its tables come back from its log and its clients resume where they were;
 one that keeps dying at once is restarted less and less often (up to every ``MAX_BACKOFF_MS``). A worker that
-refuses to start (exits by itself at once, having said why: a port in use, a data directory held) stops the
-cluster.
+exits by itself with an error before the cluster is up (having said why: a port in use, a data directory held)
+stops the cluster.
 Ctrl-C stops every worker (each gets SIGINT, then SIGKILL after ``STOP_GRACE_MS``).
 """
 
@@ -72,13 +72,15 @@ async def supervise(plan: Plan, ready: Callable[[], None], heartbeat_ms: int = H
     """Run every worker until cancelled (Ctrl-C); ``ready`` is called once all of them listen on their ports
     and have seen each other in the directory.
     ``WorkerRefused`` if a worker will not start."""
+    started = trio.Event()
     async with trio.open_nursery() as nursery:
         for worker in plan.ports:
-            nursery.start_soon(_keep_worker, plan, worker)
+            nursery.start_soon(_keep_worker, plan, worker, started)
         with trio.fail_after(READY_TIMEOUT_MS / 1000):
             for own in plan.ports.values():
                 await _until_listening(plan.host, own)
         await trio.sleep(2 * heartbeat_ms / 1000)  # every worker has registered, and read the others' entries
+        started.set()
         ready()
 
 
@@ -94,11 +96,11 @@ async def _until_listening(host: str, port: int) -> None:
         return
 
 
-async def _keep_worker(plan: Plan, worker: int) -> None:
+async def _keep_worker(plan: Plan, worker: int, started: trio.Event) -> None:
     log = logs.get(worker=worker)
-    failures, first = 0, True
+    failures = 0
     while True:
-        started = trio.current_time()
+        began = trio.current_time()
         process = await trio.lowlevel.open_process(worker_command(plan, worker))
         log.info("worker_started", pid=process.pid, port=plan.ports[worker])
         try:
@@ -106,10 +108,9 @@ async def _keep_worker(plan: Plan, worker: int) -> None:
         finally:
             with trio.CancelScope(shield=True):
                 await _stop(process)
-        ran_ms = int((trio.current_time() - started) * 1000)
-        if first and status > 0 and ran_ms < STABLE_MS:
+        ran_ms = int((trio.current_time() - began) * 1000)
+        if status > 0 and not started.is_set():  # it exited by itself before the cluster was up: it said why
             raise WorkerRefused(f"worker {worker} did not start (status {status}: its reason is above)")
-        first = False
         failures = 0 if ran_ms >= STABLE_MS else failures + 1
         backoff_ms = min(MIN_BACKOFF_MS * 2 ** max(failures - 1, 0), MAX_BACKOFF_MS) if failures else 0
         log.warning("worker_died", status=status, ran_ms=ran_ms, restart_in_ms=backoff_ms)

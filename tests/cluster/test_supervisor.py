@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,16 @@ def test_ctrl_c_stops_every_worker_in_silence(cluster: Cluster, redis: Redis) ->
         except ProcessLookupError:
             continue
         raise AssertionError(f"worker {pid} still runs after Ctrl-C")
+
+
+def test_a_worker_that_cannot_start_stops_the_cluster_saying_why(tmp_path: Path, redis: Redis) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--redis", redis.url,
+                              "--port", "0", "--worker-ports", str(port), "--data", str(tmp_path)],
+                             capture_output=True, text=True, env=ENV, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert "worker 1 did not start" in run.stderr and "Traceback" not in run.stderr
+    assert "already in use" in run.stderr  # the worker's own line: why
