@@ -53,7 +53,7 @@ run: $(STAMP) $(WEB_STAMP)
 # A cluster on this machine (README: Run a cluster): a local redis-server that saves nothing, stopped with the
 # cluster, and WORKERS workers on PORT (their own ports follow it).
 run-cluster: $(STAMP) $(WEB_STAMP) redis
-	$(REDIS_SERVER) --port $(REDIS_PORT) --bind 127.0.0.1 --save '' --appendonly no --daemonize no & \
+	$(REDIS_SERVER) --port $(REDIS_PORT) --bind 127.0.0.1 --save '' --appendonly no --loglevel warning & \
 	trap "kill $$! 2>/dev/null" EXIT; \
 	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA) --workers $(WORKERS) \
 		--redis redis://127.0.0.1:$(REDIS_PORT)/0

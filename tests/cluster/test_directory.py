@@ -8,6 +8,7 @@ import trio
 from trio_websocket import open_websocket_url
 
 from clients.players import make_player
+from clients.watch import watch
 from clients.sdk import BotSession, ServerError, call, request_once
 from protocol.messages import PROTOCOL_VERSION
 from server.cluster.directory import Directory, Peer, _json, _listing, _peer
@@ -67,6 +68,8 @@ async def test_a_table_on_worker_b_is_played_by_bots_sent_there_from_worker_a(cl
                 nursery.start_soon(play, bot)
     assert len(results) == 2 and results[0] == results[1]
     assert all(bot.url == cluster.workers[2] for bot in bots)
+    lines: list[str] = []  # and parsimonia watch, given worker 1, follows the table there too
+    assert await watch(cluster.workers[1], table, lines.append) == results[0]
 
 
 def test_the_copy_of_the_directory_passes_over_what_it_cannot_trust() -> None:
