@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import trio
 from trio_websocket import open_websocket_url
@@ -10,6 +12,11 @@ from trio_websocket import open_websocket_url
 from clients.sdk import call, request_once
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+from server.clock import ServerClock
+from server.cluster import names
+from server.cluster.directory import Directory
+from server.cluster.relay import Relay
+from server.lobby import Lobby
 from tests.cluster.conftest import Cluster, Redis
 
 TOKEN = "the-organisers-token-0123456789"
@@ -69,3 +76,27 @@ async def test_a_bulletin_published_on_one_worker_reaches_followers_on_another(t
         assert (pushed["type"], pushed["topic"], pushed["data"]) == ("bulletin", "standings", {"round": 1})
     finally:
         cluster.stop()
+
+
+async def test_what_arrives_from_redis_is_checked_and_a_bad_message_changes_nothing() -> None:
+    async with trio.open_nursery() as nursery:
+        lobby = Lobby(nursery, ServerClock())
+        server = SimpleNamespace(lobby=lobby, connections={})
+        relay = Relay(1, Directory(1, "ws://127.0.0.1:1/"), server)  # type: ignore[arg-type]
+        reply = f"{names.ROOT}reply:abc"
+        for channel, data in [
+            (names.inbox(1), "not json"), (names.inbox(1), "[1, 2]"), (names.inbox(1), '{"op": "explode"}'),
+            (names.inbox(1), '{"op": "create", "game": "parsimonia", "seats": 2}'),  # no reply key
+            (names.inbox(1), json.dumps({"op": "create", "reply": reply, "game": "parsimonia", "seats": 99})),
+            (names.inbox(1), json.dumps({"op": "create", "reply": reply, "game": "chess", "seats": 2})),
+            (names.inbox(1), json.dumps({"op": "admin", "reply": reply, "action": "explode", "table": "w1-t1"})),
+            (names.inbox(1), json.dumps({"op": "admin", "reply": reply, "action": "close", "table": 7})),
+            (names.BULLETINS, json.dumps({"from": 2, "topic": "", "data": {}})),
+            (names.BULLETINS, json.dumps({"from": 2, "topic": "standings", "data": "x"})),
+            (names.CHANGES, None), (names.CHANGES, "2"), ("elsewhere", "{}"), (None, b"\xff"),
+        ]:
+            relay.carry_out(channel, data)
+        assert lobby.tables == {} and lobby.bulletins == {}
+        relay.carry_out(names.BULLETINS, json.dumps({"from": 2, "topic": "standings", "data": {"round": 1}}))
+        assert lobby.bulletin("standings")["data"] == {"round": 1}  # a good one is carried out
+        nursery.cancel_scope.cancel()
