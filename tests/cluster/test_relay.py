@@ -26,8 +26,10 @@ async def test_a_table_goes_to_the_least_loaded_worker(cluster: Cluster) -> None
     async with open_websocket_url(cluster.workers[1]) as ws:
         await call(ws, "hello", version=PROTOCOL_VERSION, client="test")
         made = [(await call(ws, "create", game="parsimonia", seats=2))["table"] for _ in range(4)]
-    # a tie stays where it was asked; tables created faster than the directory's beat spread all the same
-    assert made == ["w1-t1", "w2-t1", "w1-t2", "w2-t2"]
+    # a tie stays where it was asked; tables created faster than the directory's beat spread all the same (which
+    # worker gets the second and third depends on whether worker 1 has read worker 2's new count yet)
+    assert made[0] == "w1-t1"
+    assert sorted(t.split("-")[0] for t in made) == ["w1", "w1", "w2", "w2"]
 
 
 def _admin_cluster(tmp_path: Path, redis: Redis) -> Cluster:
