@@ -5,8 +5,8 @@ from __future__ import annotations
 import hmac
 import socket
 from collections import Counter
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import h11
