@@ -95,10 +95,10 @@ def test_a_new_table_goes_to_the_worker_with_fewest_and_a_tie_stays_here() -> No
 
 
 async def test_a_new_table_is_listed_by_every_worker_before_the_next_beat(tmp_path: Path, redis: Redis) -> None:
-    slow = Cluster(tmp_path, redis.url, 2, "--heartbeat-ms", "6000")  # beats 6 s apart: a wait would show
+    slow = Cluster(tmp_path, redis.url, 2, "--heartbeat-ms", "4000")  # beats 4 s apart: a wait would show
     try:
         table = await _create_on(slow.workers[2])
-        with trio.fail_after(4):  # less than a beat: the new table woke worker 2's beat, which woke worker 1's
+        with trio.fail_after(3):  # less than a beat: the new table woke worker 2's beat, which woke worker 1's
             await _listed(slow.workers[1], {table})
     finally:
         slow.stop()
