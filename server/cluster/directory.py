@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 HEARTBEAT_MS = 500
 EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
 WAKE_MIN_MS = 50  # beats woken by new tables come at most this often
+BEAT_TIMEOUT_MS = 2000  # a beat Redis has not answered by then counts as Redis unreachable
 
 
 @dataclass
@@ -94,12 +95,13 @@ class Directory:
         while True:
             announce, self._announce = self._announce, False
             try:
-                await self.beat(redis, server)
-                if announce:
-                    await redis.publish(names.CHANGES, str(self.worker))
-            except (RedisError, OSError) as exc:
+                with trio.fail_after(max(2 * self.heartbeat_ms, BEAT_TIMEOUT_MS) / 1000):  # a Redis that hangs
+                    await self.beat(redis, server)
+                    if announce:
+                        await redis.publish(names.CHANGES, str(self.worker))
+            except (RedisError, OSError, trio.TooSlowError) as exc:
                 if self.reachable is not False:
-                    self.log.warning("redis_unreachable", error=str(exc)[:200],
+                    self.log.warning("redis_unreachable", error=str(exc)[:200] or type(exc).__name__,
                                      meaning="this worker keeps playing its tables; the cluster does not see them")
                 self.reachable = False
             else:

@@ -117,11 +117,13 @@ class Relay:
         if redis is None:
             return None
         key = f"{names.ROOT}reply:{secrets.token_hex(12)}"
+        got = None
         try:
-            listeners = await redis.publish(names.inbox(worker), json.dumps({**request, "reply": key}))
-            if not listeners:
-                return None
-            got = await redis.blpop([key], timeout=ASK_TIMEOUT_MS / 1000)
+            with trio.move_on_after(2 * ASK_TIMEOUT_MS / 1000):  # a Redis that hangs: no answer
+                listeners = await redis.publish(names.inbox(worker), json.dumps({**request, "reply": key}))
+                if not listeners:
+                    return None
+                got = await redis.blpop([key], timeout=ASK_TIMEOUT_MS / 1000)
         except (RedisError, OSError) as exc:
             self.log.warning("ask_failed", worker=worker, op=request.get("op"), error=str(exc)[:200])
             return None

@@ -4,6 +4,7 @@ worker is registered again and the lobby lists every table again."""
 from __future__ import annotations
 
 import json
+import signal
 import urllib.request
 
 import trio
@@ -67,3 +68,15 @@ async def test_any_worker_shows_every_worker_and_its_metrics_count_its_own_table
     assert waiting not in metrics  # worker 2's table is counted by worker 2 alone: the sums over workers add up
     assert waiting in await trio.to_thread.run_sync(_get, cluster.workers[2].replace("ws://", "http://") + "metrics")
     assert table.startswith("w2-")
+
+
+async def test_a_redis_that_hangs_counts_as_unreachable_and_the_workers_go_on(cluster: Cluster, redis: Redis) -> None:
+    assert redis.proc is not None
+    redis.proc.send_signal(signal.SIGSTOP)  # it answers nothing, and keeps its connections open
+    try:
+        await _until(lambda: cluster.errors().count("redis_unreachable") >= 2, 20)
+        created = await request_once(cluster.workers[1], "create", game="parsimonia", seats=2)
+        assert created["table"].startswith("w1-")  # no worker to ask: it is created here, at once
+    finally:
+        redis.proc.send_signal(signal.SIGCONT)
+    await _until(lambda: cluster.errors().count("redis_reachable") >= 2, 20)
