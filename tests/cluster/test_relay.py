@@ -102,3 +102,25 @@ async def test_what_arrives_from_redis_is_checked_and_a_bad_message_changes_noth
         relay.carry_out(names.BULLETINS, json.dumps({"from": 2, "topic": "standings", "data": {"round": 1}}))
         assert lobby.bulletin("standings")["data"] == {"round": 1}  # a good one is carried out
         nursery.cancel_scope.cancel()
+
+
+async def test_after_a_redis_restart_the_workers_hear_each_other_again(tmp_path: Path, redis: Redis) -> None:
+    cluster = _admin_cluster(tmp_path, redis)
+    try:
+        redis.stop()
+        redis.start()  # empty: every subscription and entry is gone
+        with trio.fail_after(20):
+            while redis.entry(1) is None or redis.entry(2) is None:
+                await trio.sleep(0.1)
+            async with open_websocket_url(cluster.workers[2]) as follower:
+                await call(follower, "hello", version=PROTOCOL_VERSION, client="test")
+                await call(follower, "bulletin", topic="standings", follow=True)
+                while True:  # until worker 2 has subscribed again: each try is a new version of the bulletin
+                    await request_once(cluster.workers[1], "admin", token=TOKEN, action="publish",
+                                       topic="standings", data={"round": 2})
+                    with trio.move_on_after(1):
+                        pushed = decode(await follower.get_message())
+                        break
+        assert (pushed["topic"], pushed["data"]) == ("standings", {"round": 2})
+    finally:
+        cluster.stop()
