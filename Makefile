@@ -16,8 +16,11 @@ WEB_STAMP := $(WEB)/.stamp-build
 WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)/vite.config.js $(WEB)/tsconfig.json \
 	$(WEB)/package.json
 CHROMIUM := /usr/bin/chromium
+REDIS_SERVER := /usr/bin/redis-server
+REDIS_PORT ?= 6379
+WORKERS ?= 2
 
-.PHONY: run test faults bench clean web chromium screenshots
+.PHONY: run run-cluster test faults bench clean web chromium redis screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,10 +43,22 @@ web: $(WEB_STAMP)
 chromium:
 	@test -x $(CHROMIUM) || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
+# The cluster's tests (tests/cluster) start Debian's redis-server; make test installs it when missing.
+redis:
+	@test -x $(REDIS_SERVER) || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+
 run: $(STAMP) $(WEB_STAMP)
 	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA)
 
-test: $(STAMP) $(WEB_STAMP) chromium
+# A cluster on this machine (README: Run a cluster): a local redis-server that saves nothing, stopped with the
+# cluster, and WORKERS workers on PORT (their own ports follow it).
+run-cluster: $(STAMP) $(WEB_STAMP) redis
+	$(REDIS_SERVER) --port $(REDIS_PORT) --bind 127.0.0.1 --save '' --appendonly no --loglevel warning & \
+	trap "kill $$! 2>/dev/null" EXIT; \
+	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA) --workers $(WORKERS) \
+		--redis redis://127.0.0.1:$(REDIS_PORT)/0
+
+test: $(STAMP) $(WEB_STAMP) chromium redis
 	cd $(WEB) && npm test
 	$(BIN)/python -m pytest
 

@@ -211,8 +211,16 @@ class Conn(WSListener):
         self.send({"type": kind, "id": rid, **fields})
         msg = await asyncio.wait_for(fut, timeout)
         if msg["type"] == "error":
-            raise RuntimeError(f"{kind} refused: {msg.get('code')} {msg.get('message')}")
+            raise Refused(kind, msg)
         return msg
+
+
+class Refused(RuntimeError):
+    """An error reply; ``reply`` is it (a cluster's ``moved`` carries the URL of the worker to go to)."""
+
+    def __init__(self, kind: str, reply: dict[str, Any]) -> None:
+        super().__init__(f"{kind} refused: {reply.get('code')} {reply.get('message')}")
+        self.reply = reply
 
 
 class Generator:
@@ -425,11 +433,21 @@ class Generator:
         limit = asyncio.Semaphore(args.connect_concurrency)
 
         async def seat_one(tb: Table, n: int) -> None:
+            url = self.url
             async with limit:
-                _, conn = await ws_connect(lambda: Conn(self, tb), self.url, websocket_handshake_timeout=60,
-                                           enable_auto_pong=True)
-                await conn.request("hello", 60, version=PROTOCOL_VERSION, client="parsimonia-bench")
-                await conn.request("join", 60, table=tb.id, name=f"bench{n}", views=args.views)
+                while True:  # on a cluster, once more at the worker holding the table (`moved`)
+                    _, conn = await ws_connect(lambda: Conn(self, tb), url, websocket_handshake_timeout=60,
+                                               enable_auto_pong=True)
+                    await conn.request("hello", 60, version=PROTOCOL_VERSION, client="parsimonia-bench")
+                    try:
+                        await conn.request("join", 60, table=tb.id, name=f"bench{n}", views=args.views)
+                        return
+                    except Refused as refused:
+                        if refused.reply.get("code") != "moved" or url != self.url:
+                            raise
+                        conn.leaving = True
+                        conn.transport.send_close(WSCloseCode.OK)
+                        url = refused.reply["url"]
 
         await asyncio.gather(*(seat_one(tb, n) for n in range(SEATS) for tb in self.tables))
 

@@ -56,20 +56,54 @@ def peak_rss_mb(pid: int) -> float | None:
     return None
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every live process under it (a cluster's supervisor and its workers)."""
+    out, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        out.append(parent)
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:  # a child is listed under the thread that started it
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as f:
+                    todo.extend(int(child) for child in f.read().split())
+            except OSError:
+                continue
+    return out
+
+
+def _tree_cpu(pid: int) -> dict[int, float]:
+    out = {}
+    for member in process_tree(pid):
+        try:
+            out[member] = cpu_seconds(member)
+        except OSError:
+            continue  # gone meanwhile
+    return out
+
+
 class CpuMeter:
-    """CPU share of a process between ``start()`` and ``stop()``: 1.0 is one core busy all the time."""
+    """CPU share of a process and the processes under it between ``start()`` and ``stop()``: 1.0 is one core
+    busy all the time; ``shares`` has each process's own (a cluster: the supervisor's, then each worker's)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self._cpu0 = self._wall0 = 0.0
+        self._cpu0: dict[int, float] = {}
+        self._wall0 = 0.0
         self.share: float | None = None
+        self.shares: dict[int, float] = {}
 
     def start(self, wall: float) -> None:
-        self._cpu0, self._wall0 = cpu_seconds(self.pid), wall
+        self._cpu0, self._wall0 = _tree_cpu(self.pid), wall
 
     def stop(self, wall: float) -> float:
         elapsed = wall - self._wall0
-        self.share = (cpu_seconds(self.pid) - self._cpu0) / elapsed if elapsed > 0 else 0.0
+        now = _tree_cpu(self.pid)
+        self.shares = {p: (now[p] - self._cpu0.get(p, 0.0)) / elapsed if elapsed > 0 else 0.0 for p in now}
+        self.share = sum(self.shares.values())
         return self.share
 
 

@@ -49,8 +49,12 @@ BASELINES = SERVERS[1:]
 COLYSEUS = BENCH / "colyseus"  # a Node package: the baseline room and its pinned Colyseus
 # ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off); and
 # ours as shipped with every seat joined with views on (a view frame per seat after every change)
-OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views")
-ALIASES = {"ours": "parsimonia", "write": "parsimonia-write",
+# and as shipped on a cluster of 2 workers (serve --workers 2, a redis-server started for the run: README, Run a
+# cluster); --workers 1 is `parsimonia` itself
+OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views", "parsimonia-workers2")
+CLUSTERED = {"parsimonia-workers2": 2}
+CLUSTER_SETTLE_S = 1.5  # after the shared port listens: every worker registered and has seen the others
+ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "workers2": "parsimonia-workers2",
            "nojournal": "parsimonia-nojournal", "views": "parsimonia-views", "trio": "bare-trio", "transport": "bare-transport",
            "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
@@ -59,10 +63,13 @@ LOADGEN_CPU_LIMIT = 0.9
 BUSY_LOAD = 0.7  # 1-minute load average above which the harness warns that others share the machine
 
 
-def server_command(name: str, port: int, data_dir: str) -> list[str]:
+def server_command(name: str, port: int, data_dir: str, redis_url: str | None = None) -> list[str]:
     if name in OURS:
         durability = {"parsimonia": ["--data", data_dir], "parsimonia-write": ["--data", data_dir, "--sync", "write"],
-                      "parsimonia-nojournal": ["--sync", "off"], "parsimonia-views": ["--data", data_dir]}[name]
+                      "parsimonia-nojournal": ["--sync", "off"], "parsimonia-views": ["--data", data_dir],
+                      "parsimonia-workers2": ["--data", data_dir]}[name]
+        if name in CLUSTERED:
+            durability += ["--workers", str(CLUSTERED[name]), "--redis", str(redis_url), "--worker-ports", "0"]
         # the generator is the one client that per-client limits exist to stop: lift them for it
         limits = ["--max-tables-per-client", "1000000", "--max-messages-per-s", "1000000",
                   "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "1000000",
@@ -138,11 +145,22 @@ def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> 
     raise RuntimeError(f"the server did not listen on port {port} within {timeout:.0f} s")
 
 
-def stop(proc: subprocess.Popen | None, grace: float = 5.0) -> None:
-    """Stop a process this harness started: SIGTERM, then SIGKILL after ``grace`` seconds."""
+def start_redis(data_dir: str) -> tuple[subprocess.Popen, str]:
+    """A redis-server for a cluster's run, on a free port, saving nothing; and its URL."""
+    port = free_port()
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", data_dir], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port, proc)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def stop(proc: subprocess.Popen | None, grace: float = 5.0, sig: int = signal.SIGTERM) -> None:
+    """Stop a process this harness started: ``sig`` (a cluster's supervisor: SIGINT, which it passes on to its
+    workers), then SIGKILL after ``grace`` seconds."""
     if proc is None or proc.poll() is not None:
         return
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     try:
         proc.wait(grace)
     except subprocess.TimeoutExpired:
@@ -175,13 +193,18 @@ def run_one(cfg: Config, server: str, tables: int, rate: float) -> dict[str, Any
     kind = "ours" if server in OURS else "colyseus" if server == "colyseus" else "bare"
     row: dict[str, Any] = {"server": server, "tables": tables, "connections": tables * 6, "rate": rate,
                            "loadavg_1m_before": round(os.getloadavg()[0], 2)}
-    srv = gen = None
+    srv = gen = redis = None
     with tempfile.TemporaryFile() as srv_err, tempfile.TemporaryFile() as gen_err, \
             tempfile.TemporaryDirectory(prefix="parsimonia-bench-") as data_dir:
         try:
-            srv = subprocess.Popen(server_command(server, port, data_dir), cwd=ROOT, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=srv_err)
+            redis_url = None
+            if server in CLUSTERED:
+                redis, redis_url = start_redis(data_dir)
+            srv = subprocess.Popen(server_command(server, port, data_dir, redis_url), cwd=ROOT,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=srv_err)
             wait_listening(port, srv)
+            if server in CLUSTERED:
+                time.sleep(CLUSTER_SETTLE_S)
             meter = CpuMeter(srv.pid)
             gen = subprocess.Popen(
                 [sys.executable, str(BENCH / "loadgen.py"), "--url", f"ws://127.0.0.1:{port}/", "--kind", kind,
@@ -219,6 +242,8 @@ def run_one(cfg: Config, server: str, tables: int, rate: float) -> dict[str, Any
             else:
                 row.update({k: v for k, v in result.items() if k not in ("kind", "rate", "tables")})
             row["server_cpu"] = _round(meter.share, 3)
+            if server in CLUSTERED:  # each worker's own share (the supervisor's is next to nothing)
+                row["worker_cpu"] = [_round(v, 3) for p, v in sorted(meter.shares.items()) if p != srv.pid]
             row.setdefault("server_rss_mb", _round(peak_rss_mb(srv.pid), 1))
             if srv.poll() is not None:
                 row["errors"] = row.get("errors", 0) + 1
@@ -228,7 +253,8 @@ def run_one(cfg: Config, server: str, tables: int, rate: float) -> dict[str, Any
             row.setdefault("notes", []).append(f"harness: {type(exc).__name__}: {exc}")
         finally:
             stop(gen)
-            stop(srv)
+            stop(srv, sig=signal.SIGINT if server in CLUSTERED else signal.SIGTERM)
+            stop(redis)
         warn_count, warn_lines = _warnings(srv_err)
         row["server_log_warnings"] = warn_count
         if warn_lines:

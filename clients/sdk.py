@@ -37,6 +37,7 @@ from protocol.messages import PROTOCOL_VERSION
 from protocol.views import player_view
 
 RECONNECT_DELAYS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+MAX_REDIRECTS = 4  # `moved` answers followed in a row (a cluster's workers send a table's clients to its worker)
 DEFAULT_URL = "ws://127.0.0.1:8765"
 DEFAULT_SEATS = 4  # of a table a bot creates when told no number
 LEAVE_TIMEOUT_S = 2.0  # how long a bot stopped before the start waits to give its seat back
@@ -47,6 +48,7 @@ class ServerError(Exception):
         super().__init__(f"{reply.get('code')}: {reply.get('message')}")
         self.code = reply.get("code")
         self.reason = reply.get("reason")
+        self.url = reply.get("url")  # with `moved`: the worker that holds the table
 
 
 @dataclass
@@ -82,15 +84,20 @@ class BotSession:
     _unanswered: dict[str, Any] | None = None  # that command (its `act` fields, with its key): sent again after a drop
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     _join_key: str = field(default_factory=lambda: secrets.token_urlsafe(24))  # see `join` in SPEC.md
+    _home: str = ""  # the URL first given; ``url`` is the worker a cluster sent us to
+    _redirects: int = 0  # `moved` followed since the last seat taken or resumed
 
     def __post_init__(self) -> None:
+        self._home = self.url
         if self.token is not None:
             if self.table is None:
                 raise ValueError("a seat token goes with its table")
             self.seat = Seat(self.table, -1, self.token)  # the seat number comes with `resumed`
 
     async def run(self) -> dict[str, Any]:
-        """Play until the table reports its result; reconnect and resume on every drop."""
+        """Play until the table reports its result; reconnect and resume on every drop. On a cluster, follow
+        ``moved`` to the worker holding the table (at most ``MAX_REDIRECTS`` in a row), and ask the first URL
+        again when that worker cannot be reached."""
         failures = 0
         lost_since: float | None = None
         while self.result is None:
@@ -98,7 +105,14 @@ class BotSession:
                 async with open_websocket_url(self.url) as ws:
                     failures, lost_since = 0, None
                     await self._session(ws)
+            except ServerError as err:
+                if err.code != "moved" or not isinstance(err.url, str) or self._redirects >= MAX_REDIRECTS:
+                    raise
+                self._redirects += 1
+                self.url = err.url
+                continue
             except (ConnectionClosed, HandshakeError, OSError, trio.BrokenResourceError):
+                self.url, self._redirects = self._home, 0  # where it went may have moved: ask the first URL
                 lost_since = trio.current_time() if lost_since is None else lost_since
                 if self.seat is None and failures >= len(RECONNECT_DELAYS_S):
                     raise
@@ -132,6 +146,7 @@ class BotSession:
             self.seat = Seat(joined["table"], joined["seat"], joined["token"])
             self.static = joined["static"]
             self.joined.set()
+            self._redirects = 0
         else:
             self._in_flight = None  # an answer lost with the old connection never comes
             resumed = await self._request(
@@ -140,6 +155,7 @@ class BotSession:
             self.seat.seat = resumed["seat"]
             self.static = resumed["static"]
             self.joined.set()
+            self._redirects = 0
             if self._unanswered is not None:  # its answer was lost: the same key gets the first answer, or applies it
                 self._in_flight = next(self._ids)
                 await ws.send_message(encode({"type": "act", "id": self._in_flight, **self._unanswered}))
@@ -292,7 +308,15 @@ async def history(ws: WebSocketConnection, table: str, after: int = 0,
 
 
 async def request_once(url: str, kind: str, client: str = "parsimonia-sdk", **fields: Any) -> dict[str, Any]:
-    """Connect, say hello, send one request and return its reply (e.g. ``create`` or ``tables``)."""
-    async with open_websocket_url(url) as ws:
-        await call(ws, "hello", version=PROTOCOL_VERSION, client=client)
-        return await call(ws, kind, **fields)
+    """Connect, say hello, send one request and return its reply (e.g. ``create`` or ``tables``); on a cluster,
+    follow ``moved`` to the worker holding the table (at most ``MAX_REDIRECTS``)."""
+    for redirects in itertools.count():
+        async with open_websocket_url(url) as ws:
+            await call(ws, "hello", version=PROTOCOL_VERSION, client=client)
+            try:
+                return await call(ws, kind, **fields)
+            except ServerError as err:
+                if err.code != "moved" or not isinstance(err.url, str) or redirects >= MAX_REDIRECTS:
+                    raise
+                url = err.url
+    raise AssertionError("unreachable")

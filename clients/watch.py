@@ -14,7 +14,7 @@ from trio_websocket import open_websocket_url
 
 from clients.narrate import default_names, result_lines, seat_names
 from server.games.wording import clock
-from clients.sdk import ServerError, call, history
+from clients.sdk import MAX_REDIRECTS, ServerError, call, history
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
 from server.games import words_for
@@ -113,7 +113,19 @@ class Spectator:
 async def watch(url: str, table: str, out: Callable[[str], None] = print, from_start: bool = False) -> dict[str, Any]:
     """Print ``table``'s events until its result (at once if it is over) and return the result; with
     ``from_start``, every event since the table opened first (paged with ``history``). Raises ``ServerError``
-    if the server refuses (e.g. ``no_such_table``) and ``ConnectionClosed`` if it goes away."""
+    if the server refuses (e.g. ``no_such_table``) and ``ConnectionClosed`` if it goes away. On a cluster, a
+    ``moved`` is followed to the worker holding the table (at most ``MAX_REDIRECTS`` in a row)."""
+    for _ in range(MAX_REDIRECTS):
+        try:
+            return await _watch_at(url, table, out, from_start)
+        except ServerError as err:
+            if err.code != "moved" or not isinstance(err.url, str):
+                raise
+            url = err.url
+    return await _watch_at(url, table, out, from_start)
+
+
+async def _watch_at(url: str, table: str, out: Callable[[str], None], from_start: bool) -> dict[str, Any]:
     spectator = Spectator(out)
     view_request = {"type": "view", "id": 3, "table": table}
     async with open_websocket_url(url) as ws:

@@ -32,23 +32,30 @@ ERROR_CODES: dict[str, str] = {
     "forbidden": "An admin request without the right admin token, or a create that needs one.",
     "illegal_action": "The game's rules refused a well-formed command; reason gives the game's own code.",
     "internal": "The server failed while handling the message.",
+    "moved": "The table is held by another worker of this cluster; url gives its address: connect there and send "
+    "the request again.",
 }
 
 FATAL_CODES: frozenset[str] = frozenset({"malformed", "too_large", "too_deep", "version_unsupported", "hello_required"})
 
 
 class ProtocolError(Exception):
-    """An error reply. ``reason`` (the engine's own code) is given with ``illegal_action`` and only then."""
+    """An error reply. ``reason`` (the engine's own code) is given with ``illegal_action`` and only then;
+    ``url`` (the worker holding the table) with ``moved`` and only then."""
 
-    def __init__(self, code: str, message: str, *, reason: str | None = None, fatal: bool | None = None) -> None:
+    def __init__(self, code: str, message: str, *, reason: str | None = None, fatal: bool | None = None,
+                 url: str | None = None) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown protocol error code {code!r}")
         if (reason is not None) != (code == "illegal_action"):
             raise ValueError("reason is given with illegal_action and only then")
+        if (url is not None) != (code == "moved"):
+            raise ValueError("url is given with moved and only then")
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.reason = reason
+        self.url = url
         self.fatal = code in FATAL_CODES if fatal is None else fatal
 
     @classmethod

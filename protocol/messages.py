@@ -133,7 +133,7 @@ SERVER_PUSHES: dict[str, Record] = {
     ),
     "error": Record(
         {"code": Str(32, min_len=1), "message": Str(MAX_ERROR_MESSAGE)},
-        {"re": REQUEST_ID, "reason": Str(64, min_len=1), "table": TABLE},
+        {"re": REQUEST_ID, "reason": Str(64, min_len=1), "table": TABLE, "url": Str(256, min_len=1)},
     ),
 }
 
@@ -194,6 +194,8 @@ def error(err: ProtocolError, *, re: int | None = None, table: str | None = None
     body: dict[str, Any] = {"code": err.code, "message": err.message[:MAX_ERROR_MESSAGE]}
     if err.reason is not None:
         body["reason"] = err.reason
+    if err.url is not None:
+        body["url"] = err.url
     if table is not None:
         body["table"] = table
     return _build("error", SERVER_PUSHES["error"], body, re)

@@ -6,6 +6,8 @@ import hmac
 import socket
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Protocol
 
 import h11
 import trio
@@ -29,6 +31,24 @@ _TOO_MANY_HTTP = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r
                   b"connection: close\r\n\r\ntoo many HTTP connections from this address\n")
 
 
+class ClusterNode(Protocol):
+    """What a server that is one worker of a cluster runs beside its tables (server/cluster/worker.py)."""
+
+    id_prefix: str
+    own_port: int  # the worker's own port, for clients sent to it (0: any free one)
+
+    async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        ...
+
+    def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
+
+    def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
+
+    def publish(self, topic: str, data: dict[str, Any]) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class ServerConfig:
     host: str = "127.0.0.1"
@@ -43,6 +63,7 @@ class ServerConfig:
     data_dir: str | None = None  # None: tables live in memory only
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
     web_root: str = DEFAULT_ROOT  # static files for GET / (a placeholder page while it does not exist)
+    cluster: ClusterNode | None = field(default=None, repr=False)  # None: a server on its own, as before
 
 
 class Server:
@@ -50,6 +71,8 @@ class Server:
         self.config = config
         self.lobby: Lobby | None = None
         self.port: int | None = None
+        self.own_port: int | None = None  # a cluster worker's own port
+        self.cluster: ClusterNode | None = None  # on a cluster, once it runs
         self.connections: dict[int, Connection] = {}
         self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
         self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
@@ -70,21 +93,30 @@ class Server:
         cfg = self.config
         # before anything else: a directory another server holds raises DataDirBusy, and stays untouched
         data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync)
+        prefix = "" if cfg.cluster is None else cfg.cluster.id_prefix
         try:
             async with trio.open_nursery() as nursery:
                 if data is None:
-                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, finished_kept=cfg.finished_kept)
+                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, finished_kept=cfg.finished_kept,
+                                       id_prefix=prefix)
                 else:
                     recovered = data.recover()
                     clock = ServerClock(data.start_ms(recovered))
-                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, cfg.finished_kept)
+                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, cfg.finished_kept, prefix)
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
                 self.started = trio.current_time()
-                self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)
-                self.log.info("listening", host=cfg.host, port=self.port)
+                if cfg.cluster is None:
+                    self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)
+                else:  # the cluster's shared port (each worker takes some of its connections), and its own
+                    self.port = await nursery.start(partial(serve_tcp, reuse_port=True), self._handle, cfg.host,
+                                                    cfg.port)
+                    self.own_port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.cluster.own_port)
+                    self.cluster = cfg.cluster
+                    await nursery.start(cfg.cluster.run, self)
+                self.log.info("listening", host=cfg.host, port=self.port, own_port=self.own_port)
                 task_status.started(self)
         finally:
             if data is not None:

@@ -104,6 +104,20 @@ def _serve(args: argparse.Namespace) -> int:
         ),
     )
 
+    if args.worker_id is None and (args.workers > 1 or args.redis):
+        return _supervise(args)
+    worker = None
+    if args.worker_id is not None:  # one worker of a cluster, started by its supervisor (server/cluster/)
+        import structlog
+
+        from server.cluster.worker import Worker, stop_with_supervisor
+
+        if config.data_dir is not None:
+            config.data_dir = os.path.join(config.data_dir, f"worker-{args.worker_id}")
+        worker = config.cluster = Worker(args.worker_id, args.redis, args.own_port, _public_host(args),
+                                         args.heartbeat_ms)
+        structlog.contextvars.bind_contextvars(worker=args.worker_id)  # every line of this worker's log says so
+
     open_files = raise_open_files_limit()
 
     async def serve() -> None:
@@ -111,13 +125,72 @@ def _serve(args: argparse.Namespace) -> int:
             server = await nursery.start(Server(config).run)
             # once listening (a server that cannot start says only why): one descriptor each, server/descriptors.py
             logs.get().info("open_files_limit", descriptors=open_files, connections_and_tables=capacity(open_files))
-            print(_banner(args.host, server.port), flush=True)  # once listening: the port is ours
+            if worker is None:
+                print(_banner(args.host, server.port), flush=True)  # once listening: the port is ours
+            else:  # the supervisor says where the cluster is
+                nursery.start_soon(stop_with_supervisor, nursery.cancel_scope)
 
     try:
         trio.run(serve)
     except* KeyboardInterrupt:  # Ctrl-C is how a server is stopped
         pass
     return 0
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    """``serve --workers N --redis URL``: a supervisor and its workers (server/cluster/supervisor.py)."""
+    import importlib.util
+
+    import trio
+
+    if not args.redis:
+        print(f"parsimonia serve: --workers {args.workers} needs Redis: give --redis URL (e.g. "
+              "redis://127.0.0.1:6379/0; make run-cluster starts one), or serve with --workers 1", file=sys.stderr)
+        return 2
+    if not args.redis.startswith(("redis://", "unix://")):
+        print(f"parsimonia serve: --redis {args.redis!r} is not a Redis URL: give redis://HOST:PORT/DB",
+              file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("coredis") is None:
+        print("parsimonia serve: a cluster needs the Redis client: pip install 'parsimonia[cluster]'", file=sys.stderr)
+        return 2
+    from coredis import Redis
+
+    from server.cluster.supervisor import Plan, WorkerRefused, pick_ports, supervise
+
+    try:
+        Redis.from_url(args.redis)  # parsed only: a Redis not running yet is waited for by the workers
+    except ValueError as exc:
+        print(f"parsimonia serve: --redis {args.redis!r}: {exc}; give redis://HOST:PORT/DB", file=sys.stderr)
+        return 2
+
+    workers = list(range(args.first_worker, args.first_worker + args.workers))
+    plan: Plan = pick_ports(args.host, args.port, args.worker_ports, workers)
+    plan.argv = args.argv
+
+    def ready() -> None:
+        own = ", ".join(f"worker {w} on {_public_host(args)}:{p}" for w, p in plan.ports.items())
+        print(_banner(args.host, plan.port), flush=True)
+        print(f"  {len(workers)} workers (Redis {args.redis}): {own}", flush=True)
+
+    refused: list[BaseException] = []
+    try:
+        trio.run(supervise, plan, ready, args.heartbeat_ms)
+    except* KeyboardInterrupt:  # Ctrl-C is how a cluster is stopped too
+        pass
+    except* WorkerRefused as group:
+        refused.extend(group.exceptions)
+    if refused:
+        print(f"parsimonia serve: {refused[0]}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _public_host(args: argparse.Namespace) -> str:
+    """The host other machines reach this one's workers at: --public-host, else the address served on."""
+    if args.public_host:
+        return str(args.public_host)
+    return "127.0.0.1" if args.host in ("0.0.0.0", "") else "::1" if args.host == "::" else str(args.host)
 
 
 def _arm_fault() -> None:
@@ -422,6 +495,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=positive_int, default=limits.tables_per_client,
                        help="tables one connection may create")
+    cluster = serve.add_argument_group("cluster (README: Run a cluster)")
+    cluster.add_argument("--workers", type=positive_int, default=1,
+                         help="worker processes sharing --port, each with its own tables and DATA/worker-K "
+                         "(1: one process, no Redis)")
+    cluster.add_argument("--redis", help="the cluster's Redis, e.g. redis://127.0.0.1:6379/0 (given with "
+                         "--workers 1: a cluster of one worker, e.g. one machine's share of a larger cluster)")
+    cluster.add_argument("--worker-ports", type=port, help="worker K's own port is this plus K minus "
+                         "--first-worker (default: the ports after --port; free ones if --port is 0)")
+    cluster.add_argument("--public-host", help="the address other machines and clients reach this machine's "
+                         "workers at (default: --host, or 127.0.0.1 for 0.0.0.0)")
+    cluster.add_argument("--first-worker", type=positive_int, default=1, help="the first worker's number: "
+                         "each machine of a cluster numbers its workers apart (e.g. 1 and 101)")
+    cluster.add_argument("--heartbeat-ms", type=positive_int, default=500, help="how often a worker renews its "
+                         "entry in Redis and reads the others'; an entry expires after 4 of them")
+    serve.add_argument("--worker-id", type=positive_int, help=argparse.SUPPRESS)  # given by the supervisor
+    serve.add_argument("--own-port", type=port, default=0, help=argparse.SUPPRESS)
 
     bot = command("bot", "seat a reference bot at a table over the network", _bot)
     bot.add_argument("--game", choices=sorted(GAMES), default=os.environ.get("PARSIMONIA_GAME", DEFAULT_GAME),
@@ -495,6 +584,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     for problem in GAME_PROBLEMS:  # a game package that did not load: said once, the others play on
         print(f"parsimonia {args.command}: {problem}", file=sys.stderr)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a cluster's supervisor gives its workers
     try:
         args.options = game_options(getattr(args, "option_list", []))
     except ValueError as exc:

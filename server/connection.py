@@ -248,16 +248,10 @@ class Connection:
                 self.send(self.lobby.bulletin(msg["topic"], re))
             elif kind == "create":
                 self._may_create(msg)
-                table = self.lobby.create(
-                    msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0), msg.get("options")
-                )
+                cluster = self.server.cluster  # on a cluster, the least-loaded worker gets it (server/cluster/)
+                if cluster is None or not cluster.create_elsewhere(self, msg, re):
+                    self.create_here(msg, re)
                 self.created += 1
-                self.log.info("table_created", table=table.id)
-                created = messages.reply("created", re, table=table.id)
-                if table.journal is None:
-                    self.send(created)
-                else:  # acknowledged once the table's first record is on disk; refused if it cannot be
-                    table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
             elif kind == "history":
                 return self._history(msg, re)
             else:
@@ -282,7 +276,7 @@ class Connection:
             else:
                 archived = self.lobby.data.archived(table_id) if self.lobby.data is not None else None
                 if archived is None:
-                    raise ProtocolError("no_such_table", f"no table {table_id!r}")
+                    self.lobby.get(table_id)  # says where it is (a cluster's other worker), or that it is nowhere
                 frame = await history.archived_page(self.lobby.past, table_id, archived, after, limit, re)
         except ProtocolError as err:
             self._fail(err, re)
@@ -292,6 +286,19 @@ class Connection:
             self._fail(ProtocolError("internal", f"the history of {table_id} could not be read"), re)
             return
         self.send(frame)
+
+    def create_here(self, msg: dict[str, Any], re: int | None) -> None:
+        """Create the table ``msg`` asks for on this server (``ProtocolError`` if it may not be); answered once
+        its first record is on disk."""
+        table = self.lobby.create(
+            msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0), msg.get("options")
+        )
+        self.log.info("table_created", table=table.id)
+        created = messages.reply("created", re, table=table.id)
+        if table.journal is None:
+            self.send(created)
+        else:  # acknowledged once the table's first record is on disk; refused if it cannot be
+            table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
 
     def _not_created(self, exc: OSError, re: int | None) -> None:
         """The new table's first record could not be written (disk full, I/O error): no table for the client."""
@@ -319,6 +326,8 @@ class Connection:
             if "topic" not in msg or "data" not in msg:
                 raise ProtocolError("bad_field", "topic: publish needs a topic and its data")
             self.lobby.publish(msg["topic"], msg["data"])
+            if self.server.cluster is not None:  # and on every other worker
+                self.server.cluster.publish(msg["topic"], msg["data"])
             self.send(messages.reply("ok", re))
         elif action == "kick":
             target = self.server.connections.get(msg.get("conn", 0))
@@ -329,6 +338,9 @@ class Connection:
         else:
             if "table" not in msg:
                 raise ProtocolError("bad_field", f"table: {action} needs a table")
+            cluster = self.server.cluster  # a table another worker holds: that worker is asked
+            if cluster is not None and msg["table"] not in self.lobby.tables and cluster.forward_admin(self, msg, re):
+                return
             self.lobby.get(msg["table"]).submit(Request(TABLE_ADMIN[action], self, msg))
 
     def summary(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
@@ -28,10 +28,21 @@ from server.table import FinishedTable, Table
 FINISHED_KEPT = 1000
 
 
+class Elsewhere(Protocol):
+    """The rest of a cluster, as the lobby sees it (server/cluster/): where a table it does not hold is, and
+    the other workers' tables."""
+
+    def locate(self, table_id: str) -> str | None: ...  # the URL of the worker holding it, if another does
+
+    def summaries(self) -> list[dict[str, Any]]: ...
+
+    def table_opened(self) -> None: ...  # a table was created or recovered here
+
+
 class Lobby:
     def __init__(
         self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None,
-        finished_kept: int = FINISHED_KEPT,
+        finished_kept: int = FINISHED_KEPT, id_prefix: str = "",
     ) -> None:
         self.nursery = nursery
         self.clock = clock
@@ -45,6 +56,8 @@ class Lobby:
         self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
         self.past = Past()  # replayed histories, for history pages older than the tables' memory
         self._next = data.next_table_number() if data is not None else 1
+        self.id_prefix = id_prefix  # a cluster's worker K names its tables wK-t1, wK-t2... (server/cluster/names.py)
+        self.elsewhere: Elsewhere | None = None
         self.log = logs.get()
 
     def create(
@@ -59,7 +72,7 @@ class Lobby:
             raise ProtocolError("rate_limited", "the server holds as many tables as it may")
         seed = secrets.randbits(63) if seed is None else seed
         try:
-            match = Match(f"t{self._next}", game, seats, seed, time_scale, dict(options or {}))
+            match = Match(f"{self.id_prefix}t{self._next}", game, seats, seed, time_scale, dict(options or {}))
         except ValueError as exc:  # the options are checked before anyone joins
             raise ProtocolError("bad_field", f"options: {exc}") from None
         self._next += 1
@@ -93,6 +106,8 @@ class Lobby:
         if table.journal is not None:
             table.journal.on_failure = table.journal_failed
         self.nursery.start_soon(table.run)
+        if self.elsewhere is not None:
+            self.elsewhere.table_opened()
 
     def _finished(self, table: Table) -> None:
         """A table's task is over: keep it in the finished index; its journal, once durable, becomes its replay
@@ -138,8 +153,16 @@ class Lobby:
     def get(self, table_id: str) -> Table | FinishedTable:
         table = self.tables.get(table_id)
         if table is None:
+            url = None if self.elsewhere is None else self.elsewhere.locate(table_id)
+            if url is not None:
+                raise ProtocolError("moved", f"table {table_id!r} is held by another worker: {url}", url=url)
             raise ProtocolError("no_such_table", f"no table {table_id!r}")
         return table
 
-    def summaries(self) -> list[dict[str, Any]]:
+    def own_summaries(self) -> list[dict[str, Any]]:
         return [t.summary() for t in self.tables.values()]
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """This server's tables, then (on a cluster) the other workers'."""
+        own = self.own_summaries()
+        return own if self.elsewhere is None else own + self.elsewhere.summaries()

@@ -26,8 +26,8 @@ from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
                             read_table, write_file)
 
-_ID = re.compile(r"^t(\d+)\.journal$")
-_TABLE_ID = re.compile(r"t\d{1,18}")
+_ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
+_TABLE_ID = re.compile(r"(?:w\d{1,6}-)?t\d{1,18}")  # what a table id may be, before it names a file
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
 

@@ -1,7 +1,9 @@
 """What the server answers over plain HTTP, on the WebSocket's port.
 
 * ``GET /healthz``: 200, ``{"status": "ok", "uptime_ms", "tables", "connections"}``.
-* ``GET /metrics``: the Prometheus text format (``server.metrics``).
+* ``GET /metrics``: the Prometheus text format (``server.metrics``); on a cluster, of this worker's tables.
+* ``GET /cluster``: on a cluster, every live worker (``worker``, ``url``, ``tables``, ``connections``) as this
+  worker's copy of the directory has them, and whether Redis answered its last beat; 404 on a lone server.
 * ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
   ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
   admin token at all).
@@ -42,10 +44,15 @@ class Web:
             return self._health()
         if path == "/metrics":
             assert self.server.lobby is not None
-            body = metrics.render(len(self.server.connections), self.server.lobby.summaries())
+            # this process's own tables: on a cluster, each worker is scraped on its own port, and the sums add up
+            body = metrics.render(len(self.server.connections), self.server.lobby.own_summaries())
             return Response(200, body, metrics.CONTENT_TYPE, list(NO_STORE))
         if path == "/admin/connections":
             return self._connections(request)
+        if path == "/cluster":
+            if self.server.cluster is None:
+                return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
+            return _json(self.server.cluster.describe())
         return await trio.to_thread.run_sync(static.load, self.root, target)
 
     def _health(self) -> Response:

@@ -27,6 +27,8 @@ class ServerLink:
         self._ids = itertools.count(1)
         self._replies: dict[int, tuple[trio.Event, list[dict[str, Any]]]] = {}
         self._results_in, self.results = trio.open_memory_channel[tuple[str, dict[str, Any]]](1024)
+        self._nursery: trio.Nursery | None = None
+        self._others: dict[str, ServerLink] = {}  # on a cluster: a link to each other worker holding a table
 
     async def _reader(self) -> None:
         """Hand replies to their requests and every table's `result` event to ``results``."""
@@ -76,8 +78,26 @@ class ServerLink:
 
     async def follow(self, table: str) -> None:
         """Receive the table's events here: its result arrives on ``results`` (at once, from the view,
-        if it has already ended). A result may arrive twice; recording one must be idempotent."""
-        await self.request("watch", table=table, views=False)
+        if it has already ended). A result may arrive twice; recording one must be idempotent. On a cluster, a
+        table another worker holds is watched from a link to that worker, its results arriving here too."""
+        try:
+            await self.request("watch", table=table, views=False)
+        except ServerError as err:
+            if err.code != "moved" or not isinstance(err.url, str) or self._nursery is None:
+                raise
+            other = self._others.get(err.url)
+            if other is None:
+                other = self._others[err.url] = await self._nursery.start(self._other_worker, err.url)
+            await other.request("watch", table=table, views=False)
+
+    async def _other_worker(self, url: str, *, task_status: trio.TaskStatus[ServerLink]) -> None:
+        async with open_websocket_url(url) as ws:
+            await call(ws, "hello", version=PROTOCOL_VERSION, client=CLIENT)
+            other = ServerLink(ws, url, self.admin_token)
+            other._results_in = self._results_in  # its tables' results come with everyone's
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(other._reader)
+                task_status.started(other)
 
 
 @asynccontextmanager
@@ -86,6 +106,7 @@ async def open_link(url: str, admin_token: str | None) -> AsyncIterator[ServerLi
         await call(ws, "hello", version=PROTOCOL_VERSION, client=CLIENT)
         link = ServerLink(ws, url, admin_token)
         async with trio.open_nursery() as nursery:
+            link._nursery = nursery
             nursery.start_soon(link._reader)
             yield link
             nursery.cancel_scope.cancel()

@@ -20,12 +20,13 @@ _CAPACITY_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 Handler = Callable[[trio.SocketStream, socket.socket, str, str], Awaitable[None]]
 
 
-async def serve_tcp(handler: Handler, host: str, port: int, *,
+async def serve_tcp(handler: Handler, host: str, port: int, *, reuse_port: bool = False,
                     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
     """Listen on ``host:port`` (port 0: any free one, told through ``task_status``) and run
-    ``handler(stream, sock, ip, "ip:port")`` for every connection, each in its own task."""
+    ``handler(stream, sock, ip, "ip:port")`` for every connection, each in its own task. ``reuse_port``:
+    other processes may listen on the same port (``SO_REUSEPORT``; the kernel spreads the connections)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.create_server((host, port), family=family, backlog=BACKLOG)
+    listener = socket.create_server((host, port), family=family, backlog=BACKLOG, reuse_port=reuse_port)
     listener.setblocking(False)
     log = logs.get()
     try:

@@ -299,3 +299,37 @@ describe("view assembly", () => {
     expect(fill(legal[0], { amount: 20 })).toEqual({ type: "bid", auction: 3, amount: 20 });
   });
 });
+
+describe("a cluster's moved", () => {
+  it("follows moved to the worker holding the table and sends the request again there", async () => {
+    const { c, s } = await connectedClient();
+    const joining = c.join("w2-t1", "Ada");
+    const first = s.last("join");
+    s.push({ type: "error", re: first.id, code: "moved", message: "held by worker 2", url: "ws://y:8767/" });
+    await flush();
+    const there = FakeSocket.all[1];
+    expect(there.url).toBe("ws://y:8767/");
+    serve(there, () => 0)();
+    await flush();
+    const again = there.last("join");
+    expect([again.table, again.key]).toEqual(["w2-t1", first.key]); // the same join, with the same key
+    there.push({ type: "joined", re: again.id, table: "w2-t1", game: "parsimonia", seat: 0, token: "k", static: {} });
+    expect((await joining).seat).toBe(0);
+    expect(c.url).toBe("ws://y:8767/");
+  });
+
+  it("gives up after a bounded number of moves in a row", async () => {
+    const { c } = await connectedClient();
+    const watching = c.watch("w2-t1");
+    watching.catch(() => {});
+    for (let i = 0; i <= 4; i++) {
+      const s = FakeSocket.all[FakeSocket.all.length - 1];
+      serve(s, () => 0)();
+      await flush();
+      const w = s.last("watch");
+      s.push({ type: "error", re: w.id, code: "moved", message: "elsewhere", url: `ws://w${i}/` });
+      await flush();
+    }
+    await expect(watching).rejects.toMatchObject({ code: "moved" });
+  });
+});

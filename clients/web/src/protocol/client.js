@@ -11,16 +11,23 @@ import { ClockOffset } from "./clock.js";
 import { assemble } from "./view.js";
 
 export const PROTOCOL_VERSION = 2;
+/** `moved` answers followed in a row: a cluster's workers send a table's requests to the worker holding it. */
+export const MAX_REDIRECTS = 4;
 
-/** An `error` reply: `code` is stable, `reason` is the game's own code for `illegal_action`. */
+/** An `error` reply: `code` is stable, `reason` is the game's own code for `illegal_action`, `url` the worker
+ * holding the table for `moved`. */
 export class ProtocolError extends Error {
-  /** @param {string} code @param {string} message @param {string | undefined} [reason] @param {string} [table] */
-  constructor(code, message, reason, table) {
+  /**
+   * @param {string} code @param {string} message @param {string | undefined} [reason] @param {string} [table]
+   * @param {string} [url]
+   */
+  constructor(code, message, reason, table, url) {
     super(`${code}${reason ? ` (${reason})` : ""}: ${message}`);
     this.name = "ProtocolError";
     this.code = code;
     this.reason = reason;
     this.table = table;
+    this.url = url;
   }
 }
 
@@ -257,10 +264,33 @@ export class Client {
     });
   }
 
-  /** A request once connected (waits for a reconnect in progress). @param {Record<string, any>} message */
+  /** A request once connected (waits for a reconnect in progress); on a cluster, a `moved` answer is followed to
+   * the worker holding the table (at most `MAX_REDIRECTS` in a row). @param {Record<string, any>} message */
   async request(message) {
-    if (this.state !== "open" || !this.socket) await this.connect();
-    return this.send(message);
+    for (let moves = 0; ; moves += 1) {
+      if (this.state !== "open" || !this.socket) await this.connect();
+      try {
+        return await this.send(message);
+      } catch (e) {
+        if (!(e instanceof ProtocolError) || e.code !== "moved" || !e.url || moves >= MAX_REDIRECTS) throw e;
+        await this.moveTo(e.url);
+      }
+    }
+  }
+
+  /** Connect to another worker of the cluster from now on: the seats and watches held are taken back there (one
+   * held on yet another worker is lost with `moved`). @param {string} url */
+  moveTo(url) {
+    const old = this.socket;
+    this.url = url;
+    this.socket = null; // the old socket's close is not a drop to reconnect from
+    this.stopPings();
+    for (const [, p] of this.pending) p.reject(new ProtocolError("disconnected", "moved to another worker"));
+    this.pending.clear();
+    try { old?.close(1000); } catch { /* already closing */ }
+    this.attempt = 0;
+    this.setState("closed");
+    return this.connect();
   }
 
   /** @param {any} data */
@@ -282,7 +312,7 @@ export class Client {
     if (re !== undefined && this.pending.has(re)) {
       const p = this.pending.get(re);
       this.pending.delete(re);
-      if (msg.type === "error") p?.reject(new ProtocolError(msg.code, msg.message, msg.reason, msg.table));
+      if (msg.type === "error") p?.reject(new ProtocolError(msg.code, msg.message, msg.reason, msg.table, msg.url));
       else p?.resolve(msg);
     }
   }

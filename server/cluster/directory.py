@@ -1,0 +1,178 @@
+"""The directory in Redis, and this worker's copy of it.
+
+Every heartbeat a worker renews its entry (address, live tables, connections, and the list of its tables), a key
+that expires after a few beats: a worker that stops (killed, or cut off from Redis) leaves the directory by
+itself, and one that comes back (or a Redis that was restarted and lost everything) is registered again on the
+next beat. A table opened here wakes the beat at once, and the others are told to read again (``names.CHANGES``),
+so a new table is listed everywhere within milliseconds. On each beat a worker reads the other workers' entries
+into a copy that the lobby reads
+without waiting: where a table held elsewhere is (``locate``), every worker's tables (``summaries``), and where a
+new table should go (``least_loaded``). Redis that cannot be reached is logged once, then once more when it is
+back; the worker's own tables never wait on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import trio
+from coredis import Redis
+from coredis.exceptions import RedisError
+
+from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY
+from protocol.schema import SchemaError
+from server import logs
+from server.cluster import names
+
+if TYPE_CHECKING:
+    from server.app import Server
+
+HEARTBEAT_MS = 500
+EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
+WAKE_MIN_MS = 50  # beats woken by new tables come at most this often
+BEAT_TIMEOUT_MS = 2000  # a beat Redis has not answered by then counts as Redis unreachable
+
+
+@dataclass
+class Peer:
+    """Another live worker, as its entry said on the last beat."""
+
+    worker: int
+    url: str
+    tables: int  # live tables
+    connections: int
+
+
+class Directory:
+    def __init__(self, worker: int, url: str, heartbeat_ms: int = HEARTBEAT_MS) -> None:
+        self.worker = worker
+        self.url = url
+        self.heartbeat_ms = heartbeat_ms
+        self.peers: dict[int, Peer] = {}  # the other live workers, as of the last beat
+        self.addresses: dict[int, str] = {}  # every other worker's last known address (a dead one comes back there)
+        self._their_tables: list[dict[str, Any]] = []
+        self.reachable: bool | None = None  # Redis answered the last beat (None: no beat yet)
+        self._wake = trio.Event()  # set: beat now, not at the next beat's time
+        self._announce = False  # a table opened here: after the beat, tell the others to read the entries now
+        self.log = logs.get(worker=worker)
+
+    # -- read by the lobby and the relay, never waiting
+
+    def locate(self, table_id: str) -> str | None:
+        """The address of the worker holding ``table_id``, if another worker does."""
+        worker = names.worker_of(table_id)
+        return None if worker is None or worker == self.worker else self.addresses.get(worker)
+
+    def summaries(self) -> list[dict[str, Any]]:
+        return self._their_tables
+
+    def least_loaded(self, own_tables: int) -> int | None:
+        """The live worker a new table should go to (fewest live tables), or None for this one, which wins a tie.
+        The chosen worker's count goes up at once: tables created faster than the beat spread too."""
+        best = min(self.peers.values(), key=lambda p: (p.tables, p.worker), default=None)
+        if best is None or best.tables >= own_tables:
+            return None
+        best.tables += 1
+        return best.worker
+
+    def table_opened(self) -> None:
+        """A table was created here (the lobby says so): it is in the directory at once, not a beat later."""
+        self._announce = True
+        self._wake.set()
+
+    def refresh(self) -> None:
+        """Another worker opened a table: read the entries now."""
+        self._wake.set()
+
+    # -- the heartbeat
+
+    async def keep(self, redis: Redis, server: Server) -> None:
+        """Renew this worker's entry and read the others', every beat (or sooner when woken, at most every
+        ``WAKE_MIN_MS``), for ever."""
+        while True:
+            announce, self._announce = self._announce, False
+            try:
+                with trio.fail_after(max(2 * self.heartbeat_ms, BEAT_TIMEOUT_MS) / 1000):  # a Redis that hangs
+                    await self.beat(redis, server)
+                    if announce:
+                        await redis.publish(names.CHANGES, str(self.worker))
+            except (RedisError, OSError, trio.TooSlowError) as exc:
+                if self.reachable is not False:
+                    self.log.warning("redis_unreachable", error=str(exc)[:200] or type(exc).__name__,
+                                     meaning="this worker keeps playing its tables; the cluster does not see them")
+                self.reachable = False
+            else:
+                if self.reachable is False:
+                    self.log.info("redis_reachable", meaning="this worker is registered again")
+                self.reachable = True
+            await trio.sleep(WAKE_MIN_MS / 1000)
+            with trio.move_on_after((self.heartbeat_ms - WAKE_MIN_MS) / 1000):
+                await self._wake.wait()
+            self._wake = trio.Event()
+
+    async def beat(self, redis: Redis, server: Server) -> None:
+        """Three calls: this worker's entry (its tables in it) written, the set of workers read (this one added
+        if it is missing: a new worker, or a Redis restarted empty), the others' entries read."""
+        lobby = server.lobby
+        assert lobby is not None
+        listing = [t.summary() for t in list(lobby.tables.values())[:MAX_LISTED_TABLES]]
+        entry = {"worker": self.worker, "url": self.url, "pid": os.getpid(), "tables": len(lobby.live),
+                 "connections": len(server.connections), "listing": listing}
+        await redis.set(names.entry_key(self.worker), json.dumps(entry), px=self.heartbeat_ms * EXPIRE_BEATS)
+        members = {int(m) for m in await redis.smembers(names.WORKERS) if m.isdigit()}
+        if self.worker not in members:
+            await redis.sadd(names.WORKERS, [str(self.worker)])
+        others = sorted(members - {self.worker})
+        if not others:
+            self.peers, self._their_tables = {}, []
+            return
+        peers: dict[int, Peer] = {}
+        tables: list[dict[str, Any]] = []
+        for worker, raw in zip(others, await redis.mget([names.entry_key(k) for k in others])):
+            entry = _json(raw)
+            peer = _peer(worker, entry)
+            if peer is None:
+                continue  # gone (its entry expired), or an entry this version cannot read
+            peers[worker] = peer
+            self.addresses[worker] = peer.url
+            tables.extend(_listing(worker, entry.get("listing")))
+        self.peers, self._their_tables = peers, tables
+
+
+def _json(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _peer(worker: int, entry: Any) -> Peer | None:
+    """A worker's entry, every field checked (a foreign or damaged key is passed over, never trusted)."""
+    if not isinstance(entry, dict):
+        return None
+    url, tables, connections = entry.get("url"), entry.get("tables"), entry.get("connections")
+    if not (isinstance(url, str) and url.startswith("ws://") and len(url) <= 256):
+        return None
+    if not (isinstance(tables, int) and isinstance(connections, int) and tables >= 0 and connections >= 0):
+        return None
+    return Peer(worker, url, tables, connections)
+
+
+def _listing(worker: int, listing: Any) -> list[dict[str, Any]]:
+    """A worker's table summaries that fit the protocol and are that worker's."""
+    if not isinstance(listing, list):
+        return []
+    out = []
+    for item in listing[:MAX_LISTED_TABLES]:
+        try:
+            summary = TABLE_SUMMARY.check(item)
+        except SchemaError:
+            continue
+        if names.worker_of(summary["table"]) == worker:
+            out.append(summary)
+    return out

@@ -1,0 +1,32 @@
+"""The names a cluster shares: table ids that tell their worker, and the keys and channels in Redis."""
+
+from __future__ import annotations
+
+import re
+
+ROOT = "parsimonia:"
+WORKERS = ROOT + "workers"  # the set of every worker id ever registered (its entry expires, not its membership)
+BULLETINS = ROOT + "bulletins"  # the channel of bulletins published on any worker, for every worker
+CHANGES = ROOT + "changes"  # the channel on which a worker that opened a table tells the others (its number)
+_TABLE_ID = re.compile(r"^w(\d{1,6})-t\d+$")
+
+
+def table_prefix(worker: int) -> str:
+    """Worker ``worker`` names its tables ``w3-t1``, ``w3-t2``...: any worker tells the holder from the id."""
+    return f"w{worker}-"
+
+
+def worker_of(table_id: str) -> int | None:
+    """The worker that holds ``table_id``, or None for an id no worker gives."""
+    m = _TABLE_ID.match(table_id)
+    return None if m is None else int(m.group(1))
+
+
+def entry_key(worker: int) -> str:
+    """The worker's entry: its address, its load and its tables' summaries; it expires unless renewed."""
+    return f"{ROOT}worker:{worker}"
+
+
+def inbox(worker: int) -> str:
+    """The channel on which other workers ask this one to create a table or act on one of its tables."""
+    return f"{ROOT}inbox:{worker}"

@@ -1,0 +1,261 @@
+"""What workers ask of each other, over Redis pub/sub.
+
+A worker asks another by publishing ``{"op": ..., "reply": KEY, ...}`` on that worker's inbox channel; the asked
+worker carries it out and pushes its answer onto the list ``KEY`` (which expires), on which the asker waits
+(BLPOP) for at most ``ASK_TIMEOUT_MS``. The operations:
+
+* ``create``: a table on the asked worker (the least loaded); answered with its id once its first record is
+  durable, or with the error the asked worker's lobby gave. Unanswered in time, the asker creates it itself.
+* ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply. The
+  asker checked the organiser's token: Redis is trusted, and must be reachable only by the cluster.
+
+And two broadcasts: a worker that opened a table says so on ``names.CHANGES`` (every other worker reads the
+directory again at once), and a bulletin published on any worker (``admin publish``, e.g. a tournament's standings) goes
+on ``names.BULLETINS`` and every other worker sets it too, for the connections that follow it there.
+
+Every message read from Redis is checked as a client's would be; a bad one is logged and dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import trio
+from coredis import Redis
+from coredis.exceptions import RedisError
+
+from protocol import messages
+from protocol.codec import decode
+from protocol.errors import ERROR_CODES, ProtocolError
+from protocol.schema import AnyMap, SchemaError
+from server import logs
+from server.cluster import names
+from server.cluster.directory import Directory
+from server.table import Request
+
+if TYPE_CHECKING:
+    from server.app import Server
+    from server.connection import Connection
+
+ASK_TIMEOUT_MS = 3000
+REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after this
+RESUBSCRIBE_MS = 1000  # the wait before subscribing again after Redis went away
+TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
+_BULLETIN_DATA = AnyMap(256)
+
+
+class Relay:
+    def __init__(self, worker: int, directory: Directory, server: Server) -> None:
+        assert server.lobby is not None
+        self.worker = worker
+        self.directory = directory
+        self.server = server
+        self.lobby = server.lobby
+        self.redis: Redis | None = None  # None while the worker has no client (Redis gone, being reconnected)
+        self.log = logs.get(worker=worker)
+
+    # -- asked by this worker's connections (never waiting: the asking runs in a task of its own)
+
+    def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+        """Send ``create`` to the least-loaded worker if that is another one; False: create it here."""
+        if self.redis is None or not self.directory.reachable:
+            return False
+        target = self.directory.least_loaded(len(self.lobby.live))
+        if target is None:
+            return False
+        fields = {k: v for k, v in msg.items() if k not in ("type", "id", "admin")}
+        self.lobby.nursery.start_soon(self._create_via, conn, target, fields, re)
+        return True
+
+    def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+        """Send the organiser's pause, unpause or close of a table another worker holds to that worker."""
+        worker = names.worker_of(msg["table"])
+        if worker is None or worker == self.worker or msg["action"] not in TABLE_ADMIN:
+            return False
+        ask = {"op": "admin", "action": msg["action"], "table": msg["table"]}
+        self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
+        return True
+
+    def publish(self, topic: str, data: dict[str, Any]) -> None:
+        """A bulletin set here goes to every other worker too."""
+        if self.redis is not None:
+            note = json.dumps({"from": self.worker, "topic": topic, "data": data})
+            self.lobby.nursery.start_soon(self._publish, names.BULLETINS, note)
+
+    async def _create_via(self, conn: Connection, target: int, fields: dict[str, Any], re: int | None) -> None:
+        answer = await self._ask(target, {"op": "create", **fields})
+        if answer is None:  # the chosen worker did not answer: the table goes here after all
+            self.log.warning("create_not_answered", target=target)
+            try:
+                conn.create_here(messages.parse_client({"type": "create", **fields}), re)
+            except ProtocolError as err:
+                conn.send(messages.error(err, re=re))
+            return
+        table = answer.get("table")
+        if isinstance(table, str) and names.worker_of(table) == target:
+            conn.log.info("table_created", table=table, worker=target)
+            conn.send(messages.reply("created", re, table=table))
+        else:
+            conn.send(messages.error(_error_of(answer), re=re))
+
+    async def _admin_via(self, conn: Connection, worker: int, ask: dict[str, Any], re: int | None) -> None:
+        answer = await self._ask(worker, ask)
+        frame = None if answer is None else answer.get("frame")
+        if isinstance(frame, dict) and frame.get("type") == "ok":
+            conn.send(messages.reply("ok", re))
+        elif isinstance(frame, dict) and frame.get("type") == "error":
+            conn.send(messages.error(_error_of(frame), re=re, table=ask["table"]))
+        else:
+            conn.send(messages.error(ProtocolError(
+                "internal", f"worker {worker}, which holds {ask['table']}, did not answer"), re=re))
+
+    async def _ask(self, worker: int, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Publish ``request`` on ``worker``'s inbox and wait for its answer; None if none came in time."""
+        redis = self.redis
+        if redis is None:
+            return None
+        key = f"{names.ROOT}reply:{secrets.token_hex(12)}"
+        got = None
+        try:
+            with trio.move_on_after(2 * ASK_TIMEOUT_MS / 1000):  # a Redis that hangs: no answer
+                listeners = await redis.publish(names.inbox(worker), json.dumps({**request, "reply": key}))
+                if not listeners:
+                    return None
+                got = await redis.blpop([key], timeout=ASK_TIMEOUT_MS / 1000)
+        except (RedisError, OSError) as exc:
+            self.log.warning("ask_failed", worker=worker, op=request.get("op"), error=str(exc)[:200])
+            return None
+        answer = None if got is None else _json(got[1])
+        return answer if isinstance(answer, dict) else None
+
+    async def _publish(self, channel: str, note: str) -> None:
+        redis = self.redis
+        try:
+            if redis is not None:
+                await redis.publish(channel, note)
+        except (RedisError, OSError) as exc:
+            self.log.warning("publish_failed", channel=channel, error=str(exc)[:200])
+
+    async def _answer(self, key: str, answer: dict[str, Any]) -> None:
+        redis = self.redis
+        try:
+            if redis is not None:
+                await redis.lpush(key, [json.dumps(answer)])
+                await redis.expire(key, REPLY_KEPT_S)
+        except (RedisError, OSError) as exc:
+            self.log.warning("answer_failed", error=str(exc)[:200])
+
+    # -- asked by other workers
+
+    async def listen(self, redis: Redis) -> None:
+        """Carry out what arrives on this worker's inbox and the bulletins channel, until cancelled; subscribe
+        again whenever Redis goes away."""
+        self.redis = redis
+        while True:
+            try:
+                channels = [names.inbox(self.worker), names.BULLETINS, names.CHANGES]
+                async with redis.pubsub(channels=channels) as subscription:
+                    async for message in subscription:
+                        if message.get("type") == "message":
+                            self.carry_out(message.get("channel"), message.get("data"))
+            except* (RedisError, OSError):
+                pass  # the heartbeat says once that Redis is gone
+            await trio.sleep(RESUBSCRIBE_MS / 1000)
+
+    def carry_out(self, channel: Any, data: Any) -> None:
+        if channel == names.CHANGES:
+            if data != str(self.worker):
+                self.directory.refresh()
+            return
+        note = _json(data)
+        if not isinstance(note, dict):
+            self.log.warning("relay_message_dropped", channel=str(channel)[:80], why="not a JSON object")
+            return
+        try:
+            if channel == names.BULLETINS:
+                self._bulletin(note)
+            elif note.get("op") == "create":
+                self._create(note)
+            elif note.get("op") == "admin":
+                self._admin(note)
+            else:
+                raise ValueError(f"no operation {str(note.get('op'))[:32]!r}")
+        except (SchemaError, ValueError) as exc:
+            self.log.warning("relay_message_dropped", channel=str(channel)[:80], why=str(exc)[:200])
+
+    def _reply_key(self, note: dict[str, Any]) -> str:
+        key = note.get("reply")
+        if not (isinstance(key, str) and key.startswith(f"{names.ROOT}reply:") and len(key) <= 64):
+            raise ValueError("no reply key")
+        return key
+
+    def _create(self, note: dict[str, Any]) -> None:
+        key = self._reply_key(note)
+        fields = {k: v for k, v in note.items() if k not in ("op", "reply")}
+        try:
+            msg = messages.parse_client({"type": "create", **fields})
+            table = self.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
+                                      msg.get("options"))
+        except ProtocolError as err:
+            self.lobby.nursery.start_soon(self._answer, key, {"code": err.code, "message": err.message})
+            return
+        self.log.info("table_created", table=table.id, asked=True)
+        answer = {"table": table.id}
+        if table.journal is None:
+            self.lobby.nursery.start_soon(self._answer, key, answer)
+        else:
+            table.journal.after_durable(
+                lambda: self.lobby.nursery.start_soon(self._answer, key, answer),
+                lambda exc: self.lobby.nursery.start_soon(self._answer, key, {
+                    "code": "internal", "message": f"the table's journal could not be written ({exc})"}))
+
+    def _admin(self, note: dict[str, Any]) -> None:
+        key = self._reply_key(note)
+        action, table_id = note.get("action"), messages.TABLE.check(note.get("table"), "table")
+        if action not in TABLE_ADMIN:
+            raise ValueError(f"no admin action {str(action)[:32]!r}")
+        table = self.lobby.tables.get(table_id)
+        if table is None:
+            answer = {"type": "error", "code": "no_such_table", "message": f"no table {table_id!r}"}
+            self.lobby.nursery.start_soon(self._answer, key, {"frame": answer})
+            return
+        self.log.info("admin_request", action=action, table=table_id, asked=True)
+        table.submit(Request(TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id}))  # type: ignore
+
+    def _bulletin(self, note: dict[str, Any]) -> None:
+        if note.get("from") == self.worker:
+            return
+        topic = messages.TOPIC.check(note.get("topic"), "topic")
+        self.lobby.publish(topic, _BULLETIN_DATA.check(note.get("data"), "data"))
+
+
+class _Answer:
+    """Stands for the asking worker's connection at a table: the table's reply to it goes back through Redis."""
+
+    def __init__(self, relay: Relay, key: str) -> None:
+        self.relay = relay
+        self.key = key
+        self.sent = False
+
+    def send(self, frame: bytes) -> None:
+        if not self.sent:  # the reply; nothing else goes to it
+            self.sent = True
+            self.relay.lobby.nursery.start_soon(self.relay._answer, self.key, {"frame": decode(frame)})
+
+
+def _error_of(answer: dict[str, Any]) -> ProtocolError:
+    code, message = answer.get("code"), answer.get("message")
+    if code not in ERROR_CODES or code in ("illegal_action", "moved") or not isinstance(message, str):
+        return ProtocolError("internal", "the worker asked gave an answer this one cannot read")
+    return ProtocolError(code, message)
+
+
+def _json(raw: Any) -> Any:
+    if not isinstance(raw, (str, bytes)):
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None

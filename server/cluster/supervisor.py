@@ -1,0 +1,133 @@
+"""The supervisor of ``parsimonia serve --workers N``: N worker processes, each restarted when it dies.
+
+Each worker is the same command run again with ``--worker-id K`` and its own port: an ordinary server with its
+own data directory (``DIR/worker-K``) that listens on the shared port (``SO_REUSEPORT``) and on its own, and
+registers in Redis (``server.cluster.worker``). A worker that dies (kill -9, a crash) is started again on the
+same port with the same directory, so its tables come back from its log and its clients resume where they were;
+one that keeps dying at once is restarted less and less often (up to every ``MAX_BACKOFF_MS``). A worker that
+exits by itself with an error before the cluster is up (having said why: a port in use, a data directory held)
+stops the cluster.
+Ctrl-C stops every worker (each gets SIGINT, then SIGKILL after ``STOP_GRACE_MS``).
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import trio
+
+from server import logs
+from server.cluster.directory import HEARTBEAT_MS
+
+MIN_BACKOFF_MS = 100
+MAX_BACKOFF_MS = 5000
+STABLE_MS = 5000  # a worker that ran this long is restarted at once again next time
+STOP_GRACE_MS = 5000
+READY_TIMEOUT_MS = 60_000  # to wait for every worker to listen before the banner says where they are
+
+
+class WorkerRefused(Exception):
+    """A worker exited with status 2 on its first start: it said why on its standard error."""
+
+
+@dataclass
+class Plan:
+    host: str
+    port: int  # the shared port
+    ports: dict[int, int]  # worker id -> its own port
+    argv: list[str]  # the serve command's own arguments, given to every worker with its id and ports
+
+
+def pick_ports(host: str, port: int, base: int | None, workers: list[int]) -> Plan:
+    """The shared port (a free one for 0) and each worker's own: ``base``, base+1... (default: the shared
+    port's next ones, or free ones when the shared port is 0). Fixed for the cluster's life: a worker restarted
+    is found where it was."""
+    free = port == 0 or base == 0
+    if port == 0:
+        port = _free_port(host)
+    if base is None or base == 0:
+        own = {w: _free_port(host) for w in workers} if free else {w: port + 1 + i for i, w in enumerate(workers)}
+    else:
+        own = {w: base + i for i, w in enumerate(workers)}
+    return Plan(host, port, own, [])
+
+
+def _free_port(host: str) -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def worker_command(plan: Plan, worker: int) -> list[str]:
+    return [sys.executable, "-m", "server.cli", *plan.argv, "--port", str(plan.port), "--worker-id", str(worker),
+            "--own-port", str(plan.ports[worker])]
+
+
+async def supervise(plan: Plan, ready: Callable[[], None], heartbeat_ms: int = HEARTBEAT_MS) -> None:
+    """Run every worker until cancelled (Ctrl-C); ``ready`` is called once all of them listen on their ports
+    and have seen each other in the directory.
+    ``WorkerRefused`` if a worker will not start."""
+    started = trio.Event()
+    async with trio.open_nursery() as nursery:
+        for worker in plan.ports:
+            nursery.start_soon(_keep_worker, plan, worker, started)
+        with trio.fail_after(READY_TIMEOUT_MS / 1000):
+            for own in plan.ports.values():
+                await _until_listening(plan.host, own)
+        await trio.sleep(2 * heartbeat_ms / 1000)  # every worker has registered, and read the others' entries
+        started.set()
+        ready()
+
+
+async def _until_listening(host: str, port: int) -> None:
+    while True:
+        try:
+            stream = await trio.open_tcp_stream("127.0.0.1" if host in ("0.0.0.0", "") else
+                                                "::1" if host == "::" else host, port)
+        except OSError:
+            await trio.sleep(0.05)
+            continue
+        await stream.aclose()
+        return
+
+
+async def _keep_worker(plan: Plan, worker: int, started: trio.Event) -> None:
+    log = logs.get(worker=worker)
+    failures = 0
+    while True:
+        began = trio.current_time()
+        process = await trio.lowlevel.open_process(worker_command(plan, worker))
+        log.info("worker_started", pid=process.pid, port=plan.ports[worker])
+        try:
+            status = await process.wait()
+        finally:
+            with trio.CancelScope(shield=True):
+                await _stop(process)
+        ran_ms = int((trio.current_time() - began) * 1000)
+        if status > 0 and not started.is_set():  # it exited by itself before the cluster was up: it said why
+            raise WorkerRefused(f"worker {worker} did not start (status {status}: its reason is above)")
+        failures = 0 if ran_ms >= STABLE_MS else failures + 1
+        backoff_ms = min(MIN_BACKOFF_MS * 2 ** max(failures - 1, 0), MAX_BACKOFF_MS) if failures else 0
+        log.warning("worker_died", status=status, ran_ms=ran_ms, restart_in_ms=backoff_ms)
+        await trio.sleep(backoff_ms / 1000)
+
+
+async def _stop(process: trio.Process) -> None:
+    """A worker still running when the supervisor stops: it had SIGINT with the terminal's Ctrl-C, or gets it
+    now; SIGKILL if it has not stopped after the grace time."""
+    if process.returncode is not None:
+        return
+    with trio.move_on_after(0.5):
+        await process.wait()  # Ctrl-C in a terminal reached it too
+    if process.returncode is None:
+        process.send_signal(signal.SIGINT)
+        with trio.move_on_after(STOP_GRACE_MS / 1000):
+            await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()

@@ -1,0 +1,97 @@
+"""A server's part in a cluster: its entry in the directory and its relay, on one Redis client.
+
+``Worker`` is the ``ClusterNode`` of ``server.app``: the server starts it once its lobby exists, and its
+connections call ``create_elsewhere``, ``forward_admin`` and ``publish``. A Redis client that fails as a whole
+is made again after a pause; nothing of it ever stops the server.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import trio
+from coredis import Redis
+
+from server import logs
+from server.cluster import names
+from server.cluster.directory import HEARTBEAT_MS, Directory
+from server.cluster.relay import Relay
+
+if TYPE_CHECKING:
+    from server.app import Server
+    from server.connection import Connection
+
+RECONNECT_MS = 1000
+
+
+class Worker:
+    def __init__(self, worker: int, redis_url: str, own_port: int, public_host: str,
+                 heartbeat_ms: int = HEARTBEAT_MS) -> None:
+        self.worker = worker
+        self.redis_url = redis_url
+        self.own_port = own_port
+        self.public_host = public_host
+        self.heartbeat_ms = heartbeat_ms
+        self.id_prefix = names.table_prefix(worker)
+        self.directory: Directory | None = None
+        self.relay: Relay | None = None
+        self.server: Server | None = None
+        self.log = logs.get(worker=worker)
+
+    async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        assert server.lobby is not None and server.own_port is not None
+        self.server = server
+        url = f"ws://{self.public_host}:{server.own_port}/"
+        self.directory = Directory(self.worker, url, self.heartbeat_ms)
+        self.relay = Relay(self.worker, self.directory, server)
+        server.lobby.elsewhere = self.directory
+        task_status.started()
+        while True:
+            try:
+                async with Redis.from_url(self.redis_url, decode_responses=True) as redis:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self.directory.keep, redis, server)
+                        nursery.start_soon(self.relay.listen, redis)
+            except* Exception as failed:  # the client failed as a whole (e.g. Redis went away under pub/sub)
+                if trio.current_effective_deadline() != float("-inf"):  # not a client torn down as the worker stops
+                    self.log.warning("redis_client_restarted", error=repr(_leaf(failed))[:300])
+            self.relay.redis = None
+            await trio.sleep(RECONNECT_MS / 1000)
+
+    def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+        return self.relay is not None and self.relay.create_elsewhere(conn, msg, re)
+
+    def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+        return self.relay is not None and self.relay.forward_admin(conn, msg, re)
+
+    def publish(self, topic: str, data: dict[str, Any]) -> None:
+        if self.relay is not None:
+            self.relay.publish(topic, data)
+
+    def describe(self) -> dict[str, Any]:
+        """Every live worker as this one's copy of the directory has them (``GET /cluster``)."""
+        directory, server = self.directory, self.server
+        if directory is None or server is None or server.lobby is None:
+            return {"worker": self.worker, "redis_reachable": None, "workers": []}
+        me = {"worker": self.worker, "url": directory.url, "tables": len(server.lobby.live),
+              "connections": len(server.connections)}
+        others = [{"worker": p.worker, "url": p.url, "tables": p.tables, "connections": p.connections}
+                  for p in directory.peers.values()]
+        return {"worker": self.worker, "redis_reachable": directory.reachable,
+                "workers": sorted([me, *others], key=lambda w: w["worker"])}
+
+
+async def stop_with_supervisor(cancel: trio.CancelScope, every_ms: int = 1000) -> None:
+    """A worker whose supervisor is gone (killed with -9: its workers are not told) stops too."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        await trio.sleep(every_ms / 1000)
+    logs.get().warning("supervisor_gone", meaning="this worker stops")
+    cancel.cancel()
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
