@@ -71,8 +71,11 @@ class JournalCorrupt(Exception):
     """A record in the middle of a journal fails its check: the file cannot be trusted."""
 
 
+_packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes (and allocates) one a call
+
+
 def encode_record(record: dict[str, Any]) -> bytes:
-    payload = msgpack.packb(record, use_bin_type=True)
+    payload = _packer.pack(record)
     return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
