@@ -14,7 +14,8 @@ the data directory's ``Syncer`` runs its rounds on a real log under ``--dir``. V
   round as soon as the last ended (``round_ms`` 0);
 * ``writer``: the log's writer thread, ``round_ms`` 0;
 * ``writer+Nms``: the writer thread, a round starting no sooner than N ms after the last began (the server's
-  ``ROUND_MS``, and the other values of ``--round-ms``).
+  ``ROUND_MS``, and the other values of ``--round-ms``); ``to_thread+Nms``: the same spacing with the old
+  hand-off (the writer thread's own share, at the same number of rounds).
 
 For each it prints the CPU time of the whole process (every thread, user + system) per record above ``none``,
 rounds a second, records per round, and the time from an append to its acknowledgement (p50, p99). CPU time,
@@ -116,7 +117,8 @@ def main() -> None:
                         help=f"round spacings of the writer variants besides 0 (default {ROUND_MS})")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
-    variants = [("none", 0), ("to_thread", 0), ("writer", 0), *((f"writer+{ms}ms", ms) for ms in args.round_ms)]
+    variants = [("none", 0), ("to_thread", 0), ("writer", 0),
+                *((f"{kind}+{ms}ms", ms) for ms in args.round_ms for kind in ("to_thread", "writer"))]
     rows = []
     with tempfile.TemporaryDirectory(dir=args.dir) as directory:
         for tables in args.tables:
