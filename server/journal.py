@@ -23,20 +23,30 @@ holds back every acknowledgement and event until then. If the log fails first, `
 runs instead, with the error.
 
 One ``Syncer`` owns the log of a data directory: ``append`` only keeps the record in memory and marks the
-journal dirty; each round takes what every dirty journal holds and, in one hand-off to a worker thread,
-writes it all with one ``write`` and makes it durable with one ``fdatasync``, then releases the callbacks the
-round covers. A write or sync that fails fails the log, so every table: nothing more is acknowledged, every
-table stops and says why, and what was acknowledged is on disk (a restart recovers it).
+journal dirty; each round takes what every dirty journal holds and, in one hand-off to the log's own writer
+thread, writes it all with one ``write`` and makes it durable with one ``fdatasync``, then releases the
+callbacks the round covers. A write or sync that fails fails the log, so every table: nothing more is
+acknowledged, every table stops and says why, and what was acknowledged is on disk (a restart recovers it).
+
+A round costs about the same CPU whatever it holds (the ``fdatasync`` in the kernel, two thread wake-ups), so
+under load the rounds are spaced: one starts no sooner than ``round_ms`` after the one before it began, and
+whatever was appended meanwhile shares it. An idle log starts a round at once, so this only holds back an
+acknowledgement when rounds are coming fast (at most ``round_ms`` more), and it bounds the rounds to
+``1000 / round_ms`` a second however fast the disk syncs (``bench/wal_round.py``, ``bench/README.md``). The
+wait is in real time (the writer thread sleeps), so a test whose trio clock stands still is not held up.
 
 Each journal keeps its table's durable frames in memory: a finished table's are written to its replay file
-(``export``, in the worker thread), and when the log passes ``checkpoint_bytes`` the live tables' frames are
+(``export``, in the writer thread), and when the log passes ``checkpoint_bytes`` the live tables' frames are
 written to a fresh log that replaces it atomically (``checkpoint``, between rounds, never inside one).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import queue
 import struct
+import threading
 import time
 import zlib
 from collections import deque
@@ -54,14 +64,18 @@ ZEROS = bytes(FRAME.size)
 POLICIES = ("fsync", "write", "off")
 ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
+ROUND_MS = 10  # the least time from one round's start to the next (see the top)
 
 
 class JournalCorrupt(Exception):
     """A record in the middle of a journal fails its check: the file cannot be trusted."""
 
 
+_packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes (and allocates) one a call
+
+
 def encode_record(record: dict[str, Any]) -> bytes:
-    payload = msgpack.packb(record, use_bin_type=True)
+    payload = _packer.pack(record)
     return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
@@ -126,8 +140,13 @@ def _whole_record_after(data: bytes, start: int) -> bool:
 def encode_entry(table_id: str, frame: bytes) -> bytes:
     """A log entry: one of a table's record frames, or (empty) the table's end."""
     name = table_id.encode()
-    body = name + frame
-    return ENTRY.pack(len(body), zlib.crc32(body), len(name)) + body
+    return _entry(name, zlib.crc32(name), frame)
+
+
+def _entry(name: bytes, name_crc: int, frame: bytes) -> bytes:
+    """``encode_entry`` with the id's bytes and their CRC already known: the CRC of the body continues from
+    the id's, so the body is never joined just to be checked."""
+    return b"".join((ENTRY.pack(len(name) + len(frame), zlib.crc32(frame, name_crc), len(name)), name, frame))
 
 
 @dataclass
@@ -207,6 +226,8 @@ class Journal:
 
     def __init__(self, table_id: str, syncer: Syncer, frames: list[bytes]) -> None:
         self.table_id = table_id
+        self._name = table_id.encode()
+        self._name_crc = zlib.crc32(self._name)
         self.frames = frames  # every durable record frame of the table, in order
         self._pending: list[bytes] = []
         self._appended = self._durable = len(frames)
@@ -247,6 +268,10 @@ class Journal:
         frames, self._pending = self._pending, []
         return frames, self._appended
 
+    def _entries(self, frames: list[bytes]) -> list[bytes]:
+        name, name_crc = self._name, self._name_crc
+        return [_entry(name, name_crc, frame) for frame in frames]
+
     def _written(self, frames: list[bytes], upto: int) -> None:
         self.frames.extend(frames)
         self._durable = upto
@@ -274,23 +299,70 @@ class Log(Protocol):
     def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal: ...
     def drop(self, table_id: str) -> None: ...
     def read(self) -> LogRead: ...
-    def read(self) -> LogRead:
-        return read_log(self.path)
-
     def compact(self, tables: dict[str, list[bytes]]) -> None: ...
     async def run(self) -> None: ...
     def close(self) -> None: ...
+
+
+class Writer:
+    """The log's one worker thread, for as long as its syncer runs: a round's write and sync are handed to it
+    through a queue, and its result comes back through the trio token. A hand-off costs about half the CPU of
+    ``trio.to_thread.run_sync`` (which takes a limiter, a thread from its cache and a copy of the context each
+    time; ``bench/wal_round.py``), and every write to the log comes from the same thread, in order."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._token: trio.lowlevel.TrioToken | None = None
+
+    def start(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        threading.Thread(target=self._serve, args=(self._token,), name="log-writer", daemon=True).start()
+
+    def stop(self) -> None:
+        """The thread ends once what it was handed is done."""
+        if self._token is not None:
+            self._queue.put(None)
+            self._token = None
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the thread; like ``trio.to_thread.run_sync``, a cancel waits for it to return."""
+        if self._token is None:
+            raise RuntimeError("the log's writer is not running")
+        box: list[Any] = []
+        done = trio.Event()
+        self._queue.put((fn, args, box, done))
+        with trio.CancelScope(shield=True):
+            await done.wait()
+        ok, value = box
+        if not ok:
+            raise value
+        return value
+
+    def _serve(self, token: trio.lowlevel.TrioToken) -> None:
+        while (item := self._queue.get()) is not None:
+            fn, args, box, done = item
+            try:
+                box.extend((True, fn(*args)))
+            except BaseException as exc:  # handed back to the task that waits for it
+                box.extend((False, exc))
+            try:
+                token.run_sync_soon(done.set)
+            except trio.RunFinishedError:
+                return
 
 
 class Syncer:
     """The segment log of one data directory, and its rounds (see the top)."""
 
     def __init__(self, path: str, replays: str, policy: str = "fsync",
-                 checkpoint_bytes: int = CHECKPOINT_BYTES) -> None:
+                 checkpoint_bytes: int = CHECKPOINT_BYTES, round_ms: int = ROUND_MS) -> None:
         if policy not in ("fsync", "write"):
             raise ValueError(f"journal policy must be fsync or write, not {policy!r}")
         self.path = path
         self.policy = policy
+        self.round_ms = round_ms
+        self._round_began = -math.inf  # time.monotonic()
+        self._writer = Writer()
         self.replays = replays  # where a finished table's records go
         self.checkpoint_bytes = checkpoint_bytes
         self._next_checkpoint = checkpoint_bytes
@@ -334,12 +406,18 @@ class Syncer:
         self._fd, self.size = fd, sum(map(len, chunks))
 
     async def run(self) -> None:
+        self._writer.start()
         try:
             while True:
                 await self._wake.wait()
+                wait = self._round_began + self.round_ms / 1000 - time.monotonic()
+                if wait > 0:  # in the writer thread: real time, even when trio's clock is a test's, standing still
+                    await self._writer.run(time.sleep, wait)  # what comes meanwhile shares the round
                 self._wake = trio.Event()
+                self._round_began = time.monotonic()
                 await self._round()
         finally:
+            self._writer.stop()
             self.close()
 
     def close(self) -> None:
@@ -354,12 +432,12 @@ class Syncer:
         self._dirty.clear()
         taken = [(journal, *journal._take()) for journal in journals]
         written = [(journal, frames, upto) for journal, frames, upto in taken if frames]
-        data = b"".join([*self._ends, *(encode_entry(j.table_id, f) for j, frames, _ in written for f in frames)])
+        data = b"".join([*self._ends, *(entry for j, frames, _ in written for entry in j._entries(frames))])
         self._ends = []
         if data:
             started = time.perf_counter()
             try:
-                await trio.to_thread.run_sync(self._write, data, [j.table_id for j, _, _ in written])
+                await self._writer.run(self._write, data, [j.table_id for j, _, _ in written])
             except OSError as exc:
                 self._fail(exc)
                 return
@@ -374,7 +452,7 @@ class Syncer:
             await self._checkpoint()
 
     def _write(self, data: bytes, tables: list[str]) -> None:
-        """In the worker thread: the round's one write, then its one sync."""
+        """In the writer thread: the round's one write, then its one sync."""
         if faults.ACTIVE is not None:
             faults.before_write(self.path, self._fd, data, tables)
         _write_fully(self._fd, data)
@@ -411,7 +489,7 @@ class Syncer:
             journal.closed = True
             self._journals.pop(journal.table_id, None)
         try:
-            failed = await trio.to_thread.run_sync(self._export_all, finished)
+            failed = await self._writer.run(self._export_all, finished)
         except OSError as exc:  # the log's write
             self._fail(exc)
             return
@@ -419,7 +497,7 @@ class Syncer:
             self.log.error("replay_export_failed", table=journal.table_id, error=str(exc))
 
     def _export_all(self, finished: list[Journal]) -> dict[Journal, OSError]:
-        """In the worker thread: each replay file, then one write of the end entries to the log."""
+        """In the writer thread: each replay file, then one write of the end entries to the log."""
         failed: dict[Journal, OSError] = {}
         for journal in finished:
             try:
@@ -438,7 +516,7 @@ class Syncer:
         live = {table_id: list(j.frames) for table_id, j in self._journals.items() if j.frames}
         started = time.perf_counter()
         try:
-            await trio.to_thread.run_sync(self.compact, live)
+            await self._writer.run(self.compact, live)
         except OSError as exc:
             self.log.error("checkpoint_failed", log=self.path, error=str(exc))
             return

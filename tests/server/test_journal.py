@@ -311,7 +311,8 @@ async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, polic
             await trio.sleep(0.01)
 
     await run_journal(syncer, journal, work)
-    assert durable == [1, 2, 3, 4, 5]  # written before acknowledged, either way
+    # written before acknowledged, either way (a slow round may take the next record too)
+    assert len(durable) == 5 and all(on_disk >= n + 1 for n, on_disk in enumerate(durable))
     assert (len(calls) == syncer.rounds) if syncs else calls == []
 
 

@@ -14,7 +14,7 @@ import trio
 from structlog.testing import capture_logs
 
 from server.app import Server, ServerConfig
-from server.journal import encode_entry, encode_record, read_journal, read_log, read_table
+from server.journal import Syncer, encode_entry, encode_record, read_journal, read_log, read_table
 from server.match import Match
 from server.storage import DataDir, DataDirBusy
 from tests.server.conftest import connect, create_table, join
@@ -346,5 +346,57 @@ def test_a_compaction_cut_short_before_its_rename_leaves_the_old_log_to_recover(
     try:
         assert [r.table_id for r in data.recover()] == ["t1", "t2"]
         assert not os.path.exists(data.log_path + ".new") and in_log(data) == ["t1", "t2"]
+    finally:
+        data.close()
+
+
+class Interrupted(Exception):
+    """Where the process died: every call before it happened, that one and all after it did not."""
+
+
+@pytest.mark.parametrize("step", ["open", "half-write", "fdatasync", "replace", "fsync-directory", "reopen"])
+def test_a_checkpoint_interrupted_at_any_step_recovers_every_live_table_and_nothing_else(tmp_path, monkeypatch,
+                                                                                        step):
+    """A checkpoint rewrites the log to the live tables' records (``Syncer.compact``): new file beside it, its
+    bytes, its sync, the rename, the directory's sync, the log reopened. Killed before any of those steps, the
+    next start recovers the same tables with the same records: the old log or the new one, never a mix."""
+    data = layout(tmp_path)
+    live = {"t1": table_records("t1"), "t2": table_records("t2", seed=9)}
+    write_log(data.log_path, {**live, "t3": table_records("t3")})
+    with open(data.log_path, "ab") as f:
+        f.write(encode_entry("t3", b""))  # t3 finished: the checkpoint leaves it out
+    syncer = Syncer(data.log_path, data.replays)
+    frames = read_log(data.log_path).tables
+    assert sorted(frames) == ["t1", "t2"]
+    real = {name: getattr(os, name) for name in ("open", "write", "fdatasync", "replace", "fsync")}
+    opened = 0
+
+    def at(name: str, call: Any) -> Any:
+        def interrupted(*args: Any) -> Any:
+            nonlocal opened
+            if name == "open":
+                opened += 1
+                if (step == "open" and opened == 1) or (step == "reopen" and opened == 3):  # log.new, dir, log
+                    raise Interrupted(step)
+            if name == "write" and step == "half-write":
+                real["write"](args[0], bytes(args[1])[:len(args[1]) // 2])
+                raise Interrupted(step)
+            if (name, step) in (("fdatasync", "fdatasync"), ("replace", "replace"), ("fsync", "fsync-directory")):
+                raise Interrupted(step)
+            return call(*args)
+        return interrupted
+
+    for name, call in real.items():
+        monkeypatch.setattr(os, name, at(name, call))
+    with pytest.raises(Interrupted):
+        syncer.compact(frames)
+    monkeypatch.undo()
+    syncer.close()
+    data = DataDir(str(tmp_path))
+    try:
+        recovered = {r.table_id: r.records for r in data.recover()}
+        assert recovered == live
+        assert in_log(data) == ["t1", "t2"] and not os.path.exists(data.log_path + ".new")
+        assert names(data.corrupt) == []
     finally:
         data.close()

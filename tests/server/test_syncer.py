@@ -1,9 +1,11 @@
-"""One log for every table of a data directory: one write, one sync and one thread hand-off per round; a
-failure stops every table; finished tables go to their replay files; checkpoints compact the log."""
+"""One log for every table of a data directory: one write, one sync and one thread hand-off per round, the
+rounds spaced under load; a failure stops every table; finished tables go to their replay files; checkpoints
+compact the log."""
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
 import trio
@@ -70,6 +72,40 @@ async def test_records_appended_during_a_round_wait_for_the_next(tmp_path):
                 await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
     assert order == ["first", "second"] and syncer.rounds == 2
+
+
+async def test_a_round_starts_at_once_on_an_idle_log_and_no_sooner_than_round_ms_after_the_last(tmp_path):
+    syncer = log_in(tmp_path, round_ms=200)
+    syncer._write = lambda data, tables: None  # type: ignore[method-assign]  # the spacing, not the disk
+    began: list[float] = []
+    real_round = syncer._round
+
+    async def round_noted() -> None:
+        began.append(time.monotonic())
+        await real_round()
+
+    syncer._round = round_noted  # type: ignore[method-assign]
+    journal = syncer.open("t1")
+
+    async def acknowledged(at: int) -> None:
+        acked = trio.Event()
+        journal.append({"k": "tick", "at": at})
+        journal.after_durable(acked.set)
+        await acked.wait()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        asked = [time.monotonic()]
+        await acknowledged(1)
+        asked.append(time.monotonic())
+        await acknowledged(2)  # right behind the first round: it waits out the spacing
+        await trio.sleep(0.5)
+        asked.append(time.monotonic())
+        await acknowledged(3)
+        nursery.cancel_scope.cancel()
+    assert syncer.rounds == 3
+    assert began[1] - began[0] >= 0.2
+    assert began[0] - asked[0] < began[1] - asked[1] and began[2] - asked[2] < began[1] - asked[1]
 
 
 async def test_a_failed_write_stops_every_table_and_keeps_what_was_durable(tmp_path):
