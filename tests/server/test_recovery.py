@@ -268,7 +268,10 @@ async def test_acknowledged_commands_survive_a_crash_mid_play_and_the_game_finis
 
     server2, _ = await launch(nursery, str(tmp_path), sync="fsync")
     recovered = server2.lobby.tables[table].match
-    assert recovered.engine.digest() == crashed.engine.digest() and wire_history(recovered) == history
+    # the table runs on real time: by now it may have fired a deadline that fell due while the server was down
+    assert wire_history(recovered)[: len(history)] == history
+    if recovered.seq == crashed.seq:
+        assert recovered.engine.digest() == crashed.engine.digest()
     async with connect(server2, "p0") as c0, connect(server2, "p1") as c1, connect(server2, "p2") as c2:
         with trio.fail_after(30):
             async with trio.open_nursery() as bots:
