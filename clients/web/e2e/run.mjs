@@ -195,6 +195,44 @@ async function parsimonia(env) {
 
 }
 
+/** After the organiser closed the table: the page says so, offers no move, and every clock has stopped. */
+async function clocksStopped(page) {
+  await page.getByTestId("closed").waitFor();
+  await page.getByTestId("phase").filter({ hasText: "The table is closed" }).waitFor();
+  const clocks = page.locator("main .countdown[data-deadline]");
+  const read = () => clocks.evaluateAll((els) => els.map((el) => `${el.className}|${el.dataset.left}`));
+  const before = await read();
+  if (!before.length) throw new Error("no countdown left to check on the closed table");
+  if (!before.every((c) => / stopped over\b/.test(c) && !/urgent/.test(c))) throw new Error(`a clock still runs: ${before}`);
+  await page.waitForFunction(() => new Promise((r) => setTimeout(() => r(true), 1500))); // let a running clock tick
+  if (JSON.stringify(await read()) !== JSON.stringify(before)) throw new Error("a countdown kept running after the close");
+  if (await page.locator("main .actions button, button.ready").count()) throw new Error("the closed table still offers moves");
+  return before;
+}
+
+async function closing(env) {
+  const { admin, bots } = env;
+  // ---- Parsimonia: the organiser closes a table in its opening, with an auction open ----
+  const ct = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 11,
+    options: { opening_ms: 180_000, turn_ms: 180_000, game_ms: 900_000, quiet_ms: 60_000 } });
+  bots.push(await bot(ct, "Bot"));
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/`);
+  await page.getByLabel("Your name").fill("Ada");
+  await page.locator(`tr[data-table="${ct}"] button.join`).click();
+  await page.locator("li.auction button.bid-min").first().waitFor();
+  await admin.admin(ADMIN, "close", { table: ct });
+  const clocks = await clocksStopped(page);
+  const quiet = await page.locator("li.auction .countdown[data-deadline]").first().getAttribute("data-left");
+  if (!(Number(quiet) > 0)) throw new Error(`the open auction shows quiet ${quiet} ms after the close`);
+  await page.reload();
+  await page.getByTestId("closed").waitFor();
+  await clocksStopped(page);
+  await shot(page, "closed");
+  step(`the closed table shows its ${clocks.length} clocks stopped, before and after a reload`);
+  await page.context().close();
+}
+
 async function tulips(env) {
   const { admin, bots } = env;
   const page = await personPage(env);
@@ -237,7 +275,7 @@ async function tulips(env) {
   }
   step(`the spectator's ${watched.length} frames hold no hidden information`);
   await admin.admin(ADMIN, "close", { table: tt });
-  await page.getByTestId("result").waitFor();
+  await clocksStopped(page);
   step("the organiser closed the Tulips table");
 
 }
@@ -380,7 +418,7 @@ async function kupcy(env) {
   step("the organiser closed the Kupcy table");
 }
 
-const SECTIONS = { parsimonia, tulips, kupcy };
+const SECTIONS = { parsimonia, closing, tulips, kupcy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

@@ -4,7 +4,7 @@ import type { Logged } from "../app/conn";
 
 export type Pic = Record<string, any>;
 export type Act = (command: Record<string, any>) => Promise<boolean>;
-export type GameProps = { pic: Pic; legal: Record<string, any>[]; act: Act; paused: boolean; time: number; table: string };
+export type GameProps = { pic: Pic; legal: Record<string, any>[]; act: Act; table: string };
 export type GameModule = {
   title: string;
   View: (p: GameProps) => any;
@@ -54,13 +54,19 @@ export function EventLog(props: { log: Logged[]; pic: Pic; game: GameModule; sta
   );
 }
 
+/** The game's state in a few words once it is over (`pic.result`): closed by the organiser, or ended. */
+export function overText(pic: Pic): string {
+  return pic.result?.reason === "closed" ? "The table is closed" : "Game over";
+}
+
 export function ResultBanner(props: { pic: Pic; score: (v: number) => string }) {
   const r = props.pic.result;
   if (!r) return null;
   const order = (r.scores ?? []).map((v: number, s: number) => [s, v]).sort((a: number[], b: number[]) => b[1] - a[1]);
   return (
     <section class="panel result" aria-live="polite" data-testid="result">
-      <h3>Game over{r.reason ? ` (${String(r.reason).replace(/_/g, " ")})` : ""}</h3>
+      <h3>{r.reason === "closed" ? "The organiser closed this table" : `Game over${r.reason ? ` (${String(r.reason).replace(/_/g, " ")})` : ""}`}</h3>
+      {r.reason === "closed" ? <p data-testid="closed">The game stopped where it was: nothing more happens here, and the clocks have stopped.</p> : null}
       <p>{(r.winners ?? []).length ? `Won by ${(r.winners as number[]).map((s) => who(props.pic, s)).join(" and ")}` : "No winner"}</p>
       <ol>{order.map(([s, v]: number[]) => <li key={s}>{who(props.pic, s)}: {props.score(v)}</li>)}</ol>
     </section>
