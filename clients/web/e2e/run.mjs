@@ -215,12 +215,31 @@ async function closing(env) {
   // ---- Parsimonia: the organiser closes a table in its opening, with an auction open ----
   const ct = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 11,
     options: { opening_ms: 180_000, turn_ms: 180_000, game_ms: 900_000, quiet_ms: 60_000 } });
-  bots.push(await bot(ct, "Bot"));
+  const b = await bot(ct, "Bot", (c) => c.type === "bid"); // its bids are the test's
+  bots.push(b);
   const page = await personPage(env);
   await page.goto(`${HTTP}/`);
   await page.getByLabel("Your name").fill("Ada");
   await page.locator(`tr[data-table="${ct}"] button.join`).click();
   await page.locator("li.auction button.bid-min").first().waitFor();
+
+  // a stale "Sell to Bot for $6" (the page has not yet seen the bid of $10) is refused, never sells for $10
+  await page.locator("form.sell-form[data-kind=auction] button[type=submit]").click();
+  const mine = Number(await page.locator("li.auction.mine").getAttribute("data-auction"));
+  await b.act(ct, { type: "bid", auction: mine, amount: 6 });
+  const sell = page.locator("li.auction.mine button.sell");
+  await sell.filter({ hasText: "Sell to Bot for $6" }).waitFor();
+  await page.evaluate(() => { const c = window.__parsimonia; c.__onView = c.onView; c.onView = () => undefined; });
+  await b.act(ct, { type: "bid", auction: mine, amount: 10 });
+  await sell.click();
+  await page.getByRole("alert").filter({ hasText: "that bid changed before your click arrived" }).waitFor();
+  await page.evaluate(() => { const c = window.__parsimonia; c.onView = c.__onView; });
+  await b.act(ct, { type: "bid", auction: mine, amount: 11 });
+  await sell.filter({ hasText: "Sell to Bot for $11" }).click();
+  await page.locator(".log li[data-type=auction_closed]", { hasText: "sold to Bot for $11" }).waitFor();
+  if (await page.locator(".log li[data-type=auction_closed]", { hasText: "$10" }).count()) throw new Error("the stale button sold");
+  step("a stale sell button was refused; a fresh one sold at the price it showed");
+
   await admin.admin(ADMIN, "close", { table: ct });
   const clocks = await clocksStopped(page);
   const quiet = await page.locator("li.auction .countdown[data-deadline]").first().getAttribute("data-left");

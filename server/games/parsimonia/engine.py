@@ -91,7 +91,7 @@ class Parsimonia(ParsimoniaState):
         self._bid(a, seat, amount)
         self._emit("bid", auction=a.id, seat=seat, amount=amount, closes_at=a.closes_at)
 
-    def _cmd_close(self, seat: int, auction: int, winner: int | None) -> None:
+    def _cmd_close(self, seat: int, auction: int, winner: int | None, price: int | None = None) -> None:
         a = self._auction(auction)
         if a.rule != SELLER_PICKS:
             raise IllegalAction("cannot_pick_winner", "a Company auction closes only by quiet time")
@@ -99,6 +99,11 @@ class Parsimonia(ParsimoniaState):
             raise IllegalAction("not_seller", "only the seller may close this auction")
         if winner is not None and winner not in a.bids:
             raise IllegalAction("not_a_bidder", f"seat {winner} has no standing bid in this auction")
+        if price is not None:  # the price the seller saw: a stale button is refused, never sells for another
+            if winner is None:
+                raise IllegalAction("price_without_winner", "a close with no sale names no price")
+            if a.bids[winner] != price:
+                raise IllegalAction("price_changed", f"seat {winner}'s bid is now {a.bids[winner]}, not {price}")
         self._close_auction(a, winner, "seller")
 
     def _cmd_give(self, seat: int, to: int, amount: int) -> None:

@@ -57,11 +57,16 @@ function Auction(props: GameProps & { a: Record<string, any> }) {
             </form>
           </>
         ) : null}
-        {closes.map((c) => (
-          <button key={String(c.winner)} class={c.winner == null ? "no-sale" : "sell"} onClick={() => act(c)}>
-            {c.winner == null ? "No sale" : `Sell to ${who(pic, c.winner)} for $${(a.bids.find((b: number[]) => b[0] === c.winner) ?? [0, 0])[1]}`}
-          </button>
-        ))}
+        {closes.map((c) => {
+          // a sale carries the price its button shows: if the bid moved meanwhile, the server refuses it
+          const price = c.winner == null ? null : (a.bids.find((b: number[]) => b[0] === c.winner) ?? [0, 0])[1];
+          return (
+            <button key={String(c.winner)} class={c.winner == null ? "no-sale" : "sell"} data-price={price ?? undefined}
+              onClick={() => act(price == null ? c : { ...c, price })}>
+              {price == null ? "No sale" : `Sell to ${who(pic, c.winner)} for $${price}`}
+            </button>
+          );
+        })}
       </div>
     </li>
   );
