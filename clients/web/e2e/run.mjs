@@ -238,7 +238,8 @@ async function closing(env) {
   await sell.filter({ hasText: "Sell to Bot for $11" }).click();
   await page.locator(".log li[data-type=auction_closed]", { hasText: "sold to Bot for $11" }).waitFor();
   if (await page.locator(".log li[data-type=auction_closed]", { hasText: "$10" }).count()) throw new Error("the stale button sold");
-  step("a stale sell button was refused; a fresh one sold at the price it showed");
+  await page.locator(".log li[data-type=bid][data-count='3']", { hasText: `auction ${mine}: 3 bids, now $11 by Bot` }).waitFor();
+  step("a stale sell button was refused; a fresh one sold at the price it showed; the log says its 3 bids in a line");
 
   await admin.admin(ADMIN, "close", { table: ct });
   const clocks = await clocksStopped(page);

@@ -233,4 +233,13 @@ function describe(e: Record<string, any>, pic: Pic): string | null {
   }
 }
 
-export const parsimonia: GameModule = { title: "Parsimonia", View, describe };
+/** Bids one after another on one auction read as one line: "auction 3: 12 bids, now $34 by Ann". */
+const runs: GameModule["runs"] = {
+  key: (e) => (e.type === "bid" ? `bid:${e.auction}` : null),
+  line: (events, pic) => {
+    const last = events[events.length - 1];
+    return `auction ${last.auction}: ${events.length} bids, now $${last.amount} by ${who(pic, last.seat)}`;
+  },
+};
+
+export const parsimonia: GameModule = { title: "Parsimonia", View, describe, runs };
