@@ -127,8 +127,14 @@ async function parsimonia(env) {
   await org.getByRole("button", { name: "Open" }).click();
   await org.locator(`section[aria-label=connections] tr[data-conn]`).first().waitFor();
   await org.getByTestId("health").filter({ hasText: "ok" }).waitFor();
-  await org.locator(`tr[data-table="${pt}"] button.pause`).click();
+  await org.locator("tr[data-conn] td.players", { hasText: `Ada (${pt}#1)` }).waitFor(); // a web connection's player
+  const row = org.locator(`tr[data-table="${pt}"]`);
+  if (!(await row.locator("button.unpause").isDisabled())) throw new Error("Unpause is enabled on a running table");
+  await row.locator("button.pause").click();
   await page.getByTestId("paused").waitFor();
+  await row.getByTestId("table-paused").waitFor();
+  await row.locator("button.pause:disabled").waitFor();
+  await row.locator("button.unpause:enabled").waitFor();
   const gameClock = page.locator(".status .countdown[data-deadline]").first();
   await page.locator(".status .countdown.paused .pause-icon").first().waitFor();
   if ((await page.locator(".status").first().innerText()).includes("\u23f8")) throw new Error("the pause glyph is back");
@@ -136,13 +142,15 @@ async function parsimonia(env) {
   await page.waitForFunction(() => new Promise((r) => setTimeout(() => r(true), 1500))); // let a running clock tick
   if ((await gameClock.getAttribute("data-left")) !== frozen) throw new Error("a countdown kept running while paused");
   await shot(org, "organiser");
-  await org.locator(`tr[data-table="${pt}"] button.unpause`).click();
+  await row.locator("button.unpause").click();
   await page.getByTestId("paused").waitFor({ state: "detached" });
+  await row.locator("button.unpause:disabled").waitFor();
+  await row.locator("button.pause:enabled").waitFor();
   await page.waitForFunction((f) => {
     const el = document.querySelector(".status .countdown[data-deadline]");
     return el && el.getAttribute("data-left") !== f;
   }, frozen);
-  step("pause froze the countdowns; unpause let them run");
+  step("pause froze the countdowns; unpause let them run; the organiser's buttons followed the table's state");
 
   // the organiser kicks Ada's connection: the page reconnects and resumes the seat by itself
   const before = await page.evaluate(() => window.__parsimonia.welcome);
