@@ -1,7 +1,7 @@
 """The options of a Parsimonia table (time controls, money, the deck) and the ``Config`` built from them.
 
 The defaults are the seed's values (the quiet time and the deck are the project's). Every duration is in
-integer ms and shrinks with the table's time scale; ``deck`` is a deck file's document (``deck.DECK_FILE``),
+integer ms and shrinks with the table's time scale, the quiet time no further than its floor; ``deck`` is a deck file's document (``deck.DECK_FILE``),
 None for the project's deck.
 """
 
@@ -30,6 +30,8 @@ OPTIONS: dict[str, Option] = {
     "game_ms": Option(_DURATION, 120 * MINUTE, "the game clock, from the table's start", duration=True),
     "quiet_ms": Option(_DURATION, 30_000, "an auction with no new bid for this long closes itself; "
                        "also the time a buyer has to choose where a bought tourists card goes", duration=True),
+    "quiet_floor_ms": Option(Int(0, 7 * 24 * 60 * MINUTE), 0, "the time scale never makes the quiet time shorter "
+                             "than this (nor than quiet_ms itself): a floor for people, who cannot bid in 1 s"),
     "start_dollars": Option(_MONEY, 1000, "each player's starting dollars, taken from the bank"),
     "bank": Option(_MONEY, DEFAULT_BANK, "the Company's whole supply of dollars"),
     "deck": Option(Nullable(DECK_FILE), None, "a deck file's document; nil for the project's deck"),
@@ -51,6 +53,7 @@ class Config:
     turn_ms: int = OPTIONS["turn_ms"].default
     game_ms: int = OPTIONS["game_ms"].default
     quiet_ms: int = OPTIONS["quiet_ms"].default
+    quiet_floor_ms: int = OPTIONS["quiet_floor_ms"].default
     start_dollars: int = OPTIONS["start_dollars"].default
     bank: int = OPTIONS["bank"].default
     deck: Deck = field(default_factory=Deck.default, compare=False)

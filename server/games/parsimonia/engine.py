@@ -34,6 +34,16 @@ class Parsimonia(ParsimoniaState):
     OPTIONS = OPTIONS
 
     @classmethod
+    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
+        """The base's check, then the quiet time's floor: scaled down, it stays at least the smaller of
+        ``quiet_floor_ms`` and ``quiet_ms`` as given (a fast clock for people still leaves them time to bid)."""
+        out = super().check_options(options, time_scale)
+        if out["quiet_floor_ms"]:
+            given = (options or {}).get("quiet_ms", OPTIONS["quiet_ms"].default)
+            out["quiet_ms"] = max(out["quiet_ms"], min(given, out["quiet_floor_ms"]))
+        return out
+
+    @classmethod
     def _check_option_values(cls, options: dict[str, Any]) -> None:
         check_option_values(options, cls.MIN_SEATS)
 

@@ -59,6 +59,17 @@ def test_time_scale_never_makes_a_duration_zero() -> None:
     assert cfg.quiet_ms == 1
 
 
+def test_time_scale_never_divides_the_quiet_time_below_its_floor() -> None:
+    preset = {"game_ms": 20 * MIN, "turn_ms": 60_000, "quiet_ms": 8_000, "quiet_floor_ms": 5_000}
+    cfg = config(preset, time_scale=30)
+    assert (cfg.game_ms, cfg.turn_ms, cfg.quiet_ms) == (40_000, 2_000, 5_000)  # the rest still scales
+    assert config(preset, time_scale=1.25).quiet_ms == 6_400  # above the floor: scaled as ever
+    assert config({**preset, "quiet_ms": 3_000}, time_scale=30).quiet_ms == 3_000  # never above what was asked
+    assert config({"quiet_floor_ms": 5_000}, time_scale=60).quiet_ms == 5_000  # the default 30 s too
+    assert config({}, time_scale=60).quiet_ms == 500  # no floor (the default, 0): as before
+    assert config(preset).quiet_floor_ms == 5_000  # in the static config, for clients to see
+
+
 def test_no_options_give_the_seeds_clocks() -> None:
     cfg = config(None)
     assert cfg == Config() and cfg.deck is Config().deck
