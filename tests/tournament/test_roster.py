@@ -50,6 +50,18 @@ def test_a_good_roster_reads_into_dataclasses_with_defaults(tmp_path):
     assert [(e.name, e.kind) for e in roster.entrants] == [("Ada", "human"), ("greedy-1", "bot")]
 
 
+def test_a_preset_sets_the_clocks_and_options_override_them(tmp_path):
+    roster = load_roster(write(tmp_path, GOOD.replace("[options]", 'preset = "quick"\n\n[options]')))
+    assert roster.options == {"game_ms": 1200000, "opening_ms": 180000, "turn_ms": 60000, "quiet_ms": 8000,
+                              "quiet_floor_ms": 5000}
+    roster = load_roster(write(tmp_path, GOOD.replace("[options]", 'preset = "evening"\n\n[options]')))
+    assert roster.options["game_ms"] == 1200000 and roster.options["quiet_ms"] == 15000  # [options] win
+    assert ":6: preset: must be one of 'quick', 'evening', 'full', not 'blitz'" in error(
+        tmp_path, GOOD.replace("[options]", 'preset = "blitz"\n\n[options]'))
+    kupcy = GOOD.replace("[options]\ngame_ms = 1200000\n", 'game = "kupcy"\npreset = "quick"\n')
+    assert "preset: the presets are Parsimonia's clocks, not kupcy's" in error(tmp_path, kupcy)
+
+
 def test_the_example_league_is_twelve_bots_in_a_three_round_swiss():
     roster = load_roster(EXAMPLE)
     assert (roster.format, roster.rounds, roster.table_size) == ("swiss", 3, 4)

@@ -7,7 +7,9 @@ None for the project's deck.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
+from importlib import resources
 from typing import Any
 
 from protocol.schema import Int, Nullable
@@ -36,6 +38,18 @@ OPTIONS: dict[str, Option] = {
     "bank": Option(_MONEY, DEFAULT_BANK, "the Company's whole supply of dollars"),
     "deck": Option(Nullable(DECK_FILE), None, "a deck file's document; nil for the project's deck"),
 }
+
+
+# Named clocks for tables with people (``presets.json``, which the web page's lobby offers too): each a title
+# and the options it sets, every one with a quiet time the time scale cannot make shorter than 5 s.
+PRESETS: dict[str, dict[str, Any]] = json.loads(resources.files(__package__).joinpath("presets.json").read_text())
+
+
+def preset_options(name: str) -> dict[str, Any]:
+    """The options of preset ``name``; ``ValueError`` naming the presets there are."""
+    if name not in PRESETS:
+        raise ValueError(f"no preset {name!r}: the presets are {', '.join(PRESETS)}")
+    return dict(PRESETS[name]["options"])
 
 
 def check_option_values(options: dict[str, Any], min_seats: int) -> None:

@@ -9,6 +9,7 @@ import pytest
 from protocol.schema import SchemaError
 from server.games.base import IllegalAction
 from server.games.parsimonia import Config, Parsimonia
+from server.games.parsimonia.config import PRESETS, preset_options
 
 from .conftest import MIN, SEED, R, T, Table, make_table, start_turns
 
@@ -68,6 +69,15 @@ def test_time_scale_never_divides_the_quiet_time_below_its_floor() -> None:
     assert config({"quiet_floor_ms": 5_000}, time_scale=60).quiet_ms == 5_000  # the default 30 s too
     assert config({}, time_scale=60).quiet_ms == 500  # no floor (the default, 0): as before
     assert config(preset).quiet_floor_ms == 5_000  # in the static config, for clients to see
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_is_a_valid_table_whose_quiet_time_outlasts_any_time_scale(name: str) -> None:
+    options = preset_options(name)
+    assert PRESETS[name]["title"] and config(options) == config(options, time_scale=1)
+    assert config(options, time_scale=1000).quiet_ms >= 5_000
+    with pytest.raises(ValueError, match="the presets are quick, evening, full"):
+        preset_options("blitz")
 
 
 def test_no_options_give_the_seeds_clocks() -> None:
