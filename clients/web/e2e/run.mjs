@@ -261,6 +261,46 @@ async function closing(env) {
   await page.context().close();
 }
 
+async function clocks(env) {
+  const { admin } = env;
+  // ---- the lobby's clocks: a preset at a fast clock keeps 5 s of quiet; own times set each clock apart ----
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#admin`); // the organiser's tab: this server lets only the organiser create tables
+  await page.getByLabel("Admin token").fill(ADMIN);
+  await page.getByRole("button", { name: "Open" }).click();
+  await page.getByTestId("health").waitFor();
+  await page.goto(`${HTTP}/#`);
+  let last = null;
+  const created = async () => { // the lobby's note names each new table
+    const note = page.getByRole("status").filter({ hasText: /^Created table / });
+    await page.waitForFunction((l) => { const m = /Created table (\S+)\./.exec(document.querySelector(".notice")?.textContent ?? "");
+      return m && m[1] !== l; }, last);
+    const table = (await note.textContent()).match(/Created table (\S+)\./)[1];
+    last = table;
+    const config = (await admin.watch(table)).static.config;
+    await admin.leave(table);
+    await admin.admin(ADMIN, "close", { table });
+    return config;
+  };
+  const form = page.getByRole("form", { name: "new table" });
+  await form.getByLabel("Clocks").selectOption({ label: "20-minute game, 8 s quiet" });
+  await form.getByLabel("Clock speed").fill("30");
+  await form.getByRole("button", { name: "Create a table" }).click();
+  const quick = await created();
+  if (quick.game_ms !== 40_000 || quick.quiet_ms !== 5_000) throw new Error(`the preset at x30: ${JSON.stringify(quick)}`);
+  await form.getByLabel("Clocks").selectOption({ label: "my own times" });
+  await form.getByLabel("Clock speed").fill("1");
+  await form.getByLabel("game min").fill("30");
+  await form.getByLabel("turn s").fill("90");
+  await form.getByLabel("quiet s").fill("12");
+  await form.getByRole("button", { name: "Create a table" }).click();
+  const own = await created();
+  if (own.game_ms !== 1_800_000 || own.turn_ms !== 90_000 || own.quiet_ms !== 12_000 || own.quiet_floor_ms !== 5_000)
+    throw new Error(`own times: ${JSON.stringify(own)}`);
+  step("the lobby's preset kept 5 s of quiet at x30; own game, turn and quiet times were set apart");
+  await page.context().close();
+}
+
 async function tulips(env) {
   const { admin, bots } = env;
   const page = await personPage(env);
@@ -446,7 +486,7 @@ async function kupcy(env) {
   step("the organiser closed the Kupcy table");
 }
 
-const SECTIONS = { parsimonia, closing, tulips, kupcy };
+const SECTIONS = { parsimonia, closing, clocks, tulips, kupcy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));
