@@ -40,6 +40,8 @@ OPTIONS: dict[str, Option] = {
 }
 
 
+HUMAN_QUIET_FLOOR_MS = 5000  # a quiet time people can still bid in: the floor of the presets and human rosters
+
 # Named clocks for tables with people (``presets.json``, which the web page's lobby offers too): each a title
 # and the options it sets, every one with a quiet time the time scale cannot make shorter than 5 s.
 PRESETS: dict[str, dict[str, Any]] = json.loads(resources.files(__package__).joinpath("presets.json").read_text())
