@@ -301,6 +301,50 @@ async function clocks(env) {
   await page.context().close();
 }
 
+async function guide(env) {
+  const { admin, bots } = env;
+  // ---- a tournament entrant's one link (#me/KEY) follows them from table to table (the director's bulletin,
+  // published here by the organiser's client as server/tournament/guide.py does) ----
+  const key = "0123456789abcdef0123456789abcdef";
+  const publish = (data) => admin.admin(ADMIN, "publish", { topic: `me.${key}`, data: { tournament: "Cup", name: "Ada", ...data } });
+  const seatFor = async () => { // a table with Ada's seat taken for her (as the director does) and a bot
+    const t = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 4, options: { opening_ms: 180_000, quiet_ms: 60_000 } });
+    const holder = new Client(WS, { WebSocket, client: "e2e-director", reconnect: false });
+    await holder.connect();
+    const { token } = await holder.join(t, "Ada");
+    bots.push(await bot(t, "Bot"));
+    holder.close();
+    return { t, token };
+  };
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#me/ffffffffffffffffffffffffffffffff`);
+  await page.getByRole("alert").filter({ hasText: "This link names no entrant" }).waitFor();
+  const first = await seatFor();
+  await publish({ round: 1, state: "playing", table: first.t, seat: 0, token: first.token });
+  await page.goto(`${HTTP}/#me/${key}`);
+  await page.getByTestId("guide").filter({ hasText: `round 1: your table ${first.t}` }).waitFor();
+  await page.locator(`main[data-table="${first.t}"]`).getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await admin.admin(ADMIN, "close", { table: first.t });
+  await publish({ round: 1, state: "waiting", next_round: 2 });
+  await page.getByTestId("guide").filter({ hasText: "Waiting for round 2" }).waitFor();
+  const second = await seatFor();
+  await admin.admin(ADMIN, "pause", { table: second.t }); // held for its human, as the director holds it
+  const stranger = await personPage(env);
+  await stranger.goto(`${HTTP}/#`);
+  await stranger.locator(`tr[data-table="${second.t}"] .tag.held`, { hasText: "held for its players: open your link" }).waitFor();
+  await stranger.context().close();
+  await admin.admin(ADMIN, "unpause", { table: second.t });
+  await publish({ round: 2, state: "playing", table: second.t, seat: 0, token: second.token });
+  await page.locator(`main[data-table="${second.t}"]`).getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await page.reload(); // the link stays the same: a reload finds the table again
+  await page.locator(`main[data-table="${second.t}"]`).getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await admin.admin(ADMIN, "close", { table: second.t });
+  await publish({ round: 2, state: "finished" });
+  await page.getByTestId("guide").filter({ hasText: "The tournament is over" }).waitFor();
+  step("one link took Ada to round 1's table, waited for round 2, took her to its table, then said it was over");
+  await page.context().close();
+}
+
 async function tulips(env) {
   const { admin, bots } = env;
   const page = await personPage(env);
@@ -486,7 +530,7 @@ async function kupcy(env) {
   step("the organiser closed the Kupcy table");
 }
 
-const SECTIONS = { parsimonia, closing, clocks, tulips, kupcy };
+const SECTIONS = { parsimonia, closing, clocks, guide, tulips, kupcy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

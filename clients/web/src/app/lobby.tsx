@@ -95,6 +95,8 @@ export function Lobby() {
               <td>{t.table}</td><td>{GAME_TITLES[t.game] ?? t.game}</td><td>{t.taken}/{t.seats}</td><td>{t.state}</td><td>{t.spectators}</td>
               <td class="actions">
                 {seats.get(t.table) && t.state !== "waiting" ? <a class="button" href={`#${t.table}`}>My seat</a> : null}
+                {t.state === "running" && t.paused && !seats.get(t.table)
+                  ? <span class="tag held" title="a tournament table waits for its players">held for its players: open your link</span> : null}
                 {t.state === "waiting" && t.taken < t.seats ? <button class="join" onClick={() => join(t.table)}>Join {t.table}</button> : null}
                 <a class="button watch" href={`#watch/${t.table}`}>Watch</a>
               </td>
