@@ -334,6 +334,8 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
 async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
         store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
+        for old, new in store.renamed:
+            out(f"roster: entrant {old!r} is now {new!r} (their games and points stay theirs)")
         async with trio.open_nursery() as nursery:
             url, admin = cfg.url, cfg.admin_token
             if url is None:

@@ -233,6 +233,7 @@ async def test_a_table_with_a_human_keeps_its_clocks_still_until_the_human_conne
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ada_arrives_late)
             doc = await run_tournament(cfg, told.append)
+    assert any(line.startswith("Ada's link for every round: http://127.0.0.1:") for line in told)
     assert any(line.startswith("table t1: its clocks wait for Ada to connect") for line in told)
     assert any(line.startswith("  Ada: table t1, seat ") and "token" in line for line in told)
     assert any(line.startswith("Ada is connected to table t1") for line in told)
