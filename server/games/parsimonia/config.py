@@ -1,8 +1,8 @@
 """The options of a Parsimonia table (time controls, money, the deck) and the ``Config`` built from them.
 
 The defaults are the seed's values (the quiet time and the deck are the project's). Every duration is in
-integer ms and shrinks with the table's time scale, the quiet time no further than its floor; ``deck`` is a deck file's document (``deck.DECK_FILE``),
-None for the project's deck.
+integer ms and shrinks with the table's time scale, the quiet time no further than its floor; ``deck`` is a
+deck file's document (``deck.DECK_FILE``), None for the project's deck.
 """
 
 from __future__ import annotations
