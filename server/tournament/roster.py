@@ -14,7 +14,8 @@ A roster is TOML::
                                 # connected, or this many seconds after it was created (0: at once)
     preset = "quick"            # optional, Parsimonia: named clocks for people ("quick", "evening", "full";
                                 # docs/rules/parsimonia.md); [options] overrides its values. With a human
-                                # entrant, quiet_floor_ms defaults to 5000: no time scale leaves people <5 s
+                                # entrant, quiet_floor_ms defaults to 5000 (no time scale leaves people <5 s
+                                # to bid) and grace_ms to 250 (a bid on its way at the deadline counts)
 
     [options]                   # optional: the game's options, passed as-is to `create.options`
     game_ms = 1200000           # (protocol/SPEC.md lists each game's; durations in ms, before any time scale)
@@ -52,7 +53,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from server.games import GAMES, new_game
-from server.games.parsimonia.config import HUMAN_QUIET_FLOOR_MS, PRESETS, preset_options
+from server.games.parsimonia.config import HUMAN_GRACE_MS, HUMAN_QUIET_FLOOR_MS, PRESETS, preset_options
 
 Format = Literal["swiss", "round_robin"]
 FORMATS: tuple[Format, ...] = ("swiss", "round_robin")
@@ -191,8 +192,9 @@ class _Parser:
         options = {**self.preset(data.get("preset"), game), **self.options(data.get("options", {}), game, table_size)}
         points = self.points(data.get("points", {}))
         entrants = self.entrants(data.get("entrant"))
-        if game == "parsimonia" and any(e.bot is None for e in entrants):  # people: a quiet time they can bid in
-            options.setdefault("quiet_floor_ms", HUMAN_QUIET_FLOOR_MS)
+        if game == "parsimonia" and any(e.bot is None for e in entrants):  # people: a quiet time they can bid in,
+            options.setdefault("quiet_floor_ms", HUMAN_QUIET_FLOOR_MS)  # and a bid on its way at its end counts
+            options.setdefault("grace_ms", HUMAN_GRACE_MS)
         return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace)
 
     def known(self, data: dict[str, Any], keys: set[str], path: tuple[str | int, ...], label: str) -> None:

@@ -180,7 +180,8 @@ def test_bot_preset_and_options_go_to_the_table_it_creates(capsys, monkeypatch):
     code, _, _ = run(capsys, "bot", "greedy", "--preset", "quick", "--option", "quiet_ms=9000", "--time-scale", "2")
     assert code == 0
     assert calls[-1][1]["create_options"] == {"time_scale": 2.0, "options": {
-        "game_ms": 1_200_000, "opening_ms": 180_000, "turn_ms": 60_000, "quiet_ms": 9000, "quiet_floor_ms": 5000}}
+        "game_ms": 1_200_000, "opening_ms": 180_000, "turn_ms": 60_000, "quiet_ms": 9000, "quiet_floor_ms": 5000,
+        "grace_ms": 250}}
     code, _, _ = run(capsys, "bot", "greedy", "--option", "turn_ms=60000")
     assert code == 0 and calls[-1][1]["create_options"] == {"options": {"turn_ms": 60000}}
     code, out, err = run(capsys, "bot", "greedy", "--game", "kupcy", "--preset", "quick")

@@ -15,7 +15,7 @@ ROSTER = Roster(
     entrants=(Entrant("Ada"), *(Entrant(f"bot-{i}", ("parsimonia", "bot", "greedy", "{token}")) for i in range(1, 8))),
     rounds=2,
     table_size=4,
-    options={"game_ms": 1200000, "quiet_floor_ms": 5000},  # as read: Ada is a person
+    options={"game_ms": 1200000, "quiet_floor_ms": 5000, "grace_ms": 250},  # as read: Ada is a person
 )
 
 

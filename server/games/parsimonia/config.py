@@ -34,6 +34,8 @@ OPTIONS: dict[str, Option] = {
                        "also the time a buyer has to choose where a bought tourists card goes", duration=True),
     "quiet_floor_ms": Option(Int(0, 7 * 24 * 60 * MINUTE), 0, "the time scale never makes the quiet time shorter "
                              "than this (nor than quiet_ms itself): a floor for people, who cannot bid in 1 s"),
+    "grace_ms": Option(Int(0, 60_000), 0, "not scaled: an auction's quiet time closes it this long after its "
+                       "deadline, and a bid received meanwhile counts (for the network's delay)"),
     "start_dollars": Option(_MONEY, 1000, "each player's starting dollars, taken from the bank"),
     "bank": Option(_MONEY, DEFAULT_BANK, "the Company's whole supply of dollars"),
     "deck": Option(Nullable(DECK_FILE), None, "a deck file's document; nil for the project's deck"),
@@ -41,6 +43,7 @@ OPTIONS: dict[str, Option] = {
 
 
 HUMAN_QUIET_FLOOR_MS = 5000  # a quiet time people can still bid in: the floor of the presets and human rosters
+HUMAN_GRACE_MS = 250  # the grace of rosters with people: a bid sent at the deadline is not lost on its way
 
 # Named clocks for tables with people (``presets.json``, which the web page's lobby offers too): each a title
 # and the options it sets, every one with a quiet time the time scale cannot make shorter than 5 s.
@@ -70,6 +73,7 @@ class Config:
     game_ms: int = OPTIONS["game_ms"].default
     quiet_ms: int = OPTIONS["quiet_ms"].default
     quiet_floor_ms: int = OPTIONS["quiet_floor_ms"].default
+    grace_ms: int = OPTIONS["grace_ms"].default
     start_dollars: int = OPTIONS["start_dollars"].default
     bank: int = OPTIONS["bank"].default
     deck: Deck = field(default_factory=Deck.default, compare=False)

@@ -313,7 +313,7 @@ class Parsimonia(ParsimoniaState):
     def _open_auction(self, seller: int | None, starter: int, card: int, start_price: int, rule: str) -> None:
         key = (AUCTION, self.next_auction)  # its quiet time, which it sets
         a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at,
-                        key, self.timers)
+                        key, self.timers, grace_ms=self.cfg.grace_ms)
         self.next_auction += 1
         self.auctions[a.id] = a
         card_type = self.lone_tourists_type(a)

@@ -71,6 +71,22 @@ def test_time_scale_never_divides_the_quiet_time_below_its_floor() -> None:
     assert config(preset).quiet_floor_ms == 5_000  # in the static config, for clients to see
 
 
+def test_a_bid_in_the_grace_after_the_quiet_deadline_counts_and_the_close_waits_for_the_grace() -> None:
+    cfg = config({"quiet_ms": 5_000, "grace_ms": 250}, time_scale=10)  # the grace is the network's: not scaled
+    assert (cfg.quiet_ms, cfg.grace_ms) == (500, 250)
+    t = Table(Parsimonia(2, SEED, cfg))
+    g = t.g
+    a = t.open_auction(0, g.hands[0][0], 0)
+    assert g.auctions[a].closes_at == 500  # what players are told
+    t.at(700)  # past the deadline, within the grace
+    t.bid(1, a, 5)
+    assert g.auctions[a].closes_at == 1_200 and t.last("bid").data["closes_at"] == 1_200
+    t.at(1_449)
+    assert a in g.auctions
+    t.at(1_450)
+    assert a not in g.auctions and t.last("auction_closed").data["winner"] == 1
+
+
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_is_a_valid_table_whose_quiet_time_outlasts_any_time_scale(name: str) -> None:
     options = preset_options(name)

@@ -7,13 +7,15 @@ import PRESETS from "../../../../server/games/parsimonia/presets.json";
 /** A quiet time people can bid in, whatever the clock speed: custom Parsimonia clocks get this floor (as the
  * presets do, docs/rules/parsimonia.md). */
 const HUMAN_QUIET_FLOOR_MS = 5000;
+/** And a bid sent at a quiet deadline is not lost on its way (`grace_ms`). */
+const HUMAN_GRACE_MS = 250;
 
 /** Parsimonia's options from the lobby's clock choice: a preset's, or custom minutes and seconds (blank: the
  * rules' own), always with a quiet time that the clock speed cannot take below a person's reach. */
 export function parsimoniaClocks(choice: string, custom: { game: string; turn: string; quiet: string }): Record<string, number> {
   const preset = (PRESETS as Record<string, { title: string; options: Record<string, number> }>)[choice];
   if (preset) return { ...preset.options };
-  const out: Record<string, number> = { quiet_floor_ms: HUMAN_QUIET_FLOOR_MS };
+  const out: Record<string, number> = { quiet_floor_ms: HUMAN_QUIET_FLOOR_MS, grace_ms: HUMAN_GRACE_MS };
   const put = (key: string, text: string, unit: number) => {
     const v = parseFloat(text);
     if (v > 0) out[key] = Math.max(1, Math.round(v * unit));
