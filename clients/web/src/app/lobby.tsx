@@ -12,7 +12,8 @@ const HUMAN_GRACE_MS = 250;
 
 /** Parsimonia's options from the lobby's clock choice: a preset's, or custom minutes and seconds (blank: the
  * rules' own), always with a quiet time that the clock speed cannot take below a person's reach. */
-export function parsimoniaClocks(choice: string, custom: { game: string; turn: string; quiet: string }): Record<string, number> {
+export function parsimoniaClocks(choice: string, custom: { game: string; turn: string; quiet: string }):
+    Record<string, number> {
   const preset = (PRESETS as Record<string, { title: string; options: Record<string, number> }>)[choice];
   if (preset) return { ...preset.options };
   const out: Record<string, number> = { quiet_floor_ms: HUMAN_QUIET_FLOOR_MS, grace_ms: HUMAN_GRACE_MS };
@@ -98,7 +99,8 @@ export function Lobby() {
               <td class="actions">
                 {seats.get(t.table) && t.state !== "waiting" ? <a class="button" href={`#${t.table}`}>My seat</a> : null}
                 {t.state === "running" && t.paused && !seats.get(t.table)
-                  ? <span class="tag held" title="a tournament table waits for its players">held for its players: open your link</span> : null}
+                  ? <span class="tag held" title="a tournament table waits for its players">
+                    held for its players: open your link</span> : null}
                 {t.state === "waiting" && t.taken < t.seats ? <button class="join" onClick={() => join(t.table)}>Join {t.table}</button> : null}
                 <a class="button watch" href={`#watch/${t.table}`}>Watch</a>
               </td>
@@ -120,9 +122,9 @@ export function Lobby() {
             {Object.entries(PRESETS).map(([k, p]) => <option key={k} value={k}>{p.title}</option>)}
             <option value="custom">my own times</option></select></label>
           {clocks === "custom" ? <>
-            <label>game min <input type="number" min={1} step="any" value={custom.game} placeholder="120" onInput={(e) => setCustom({ ...custom, game: (e.target as HTMLInputElement).value })} /></label>
-            <label>turn s <input type="number" min={1} step="any" value={custom.turn} placeholder="300" onInput={(e) => setCustom({ ...custom, turn: (e.target as HTMLInputElement).value })} /></label>
-            <label>quiet s <input type="number" min={1} step="any" value={custom.quiet} placeholder="30" onInput={(e) => setCustom({ ...custom, quiet: (e.target as HTMLInputElement).value })} /></label>
+            {([["game", "game min", "120"], ["turn", "turn s", "300"], ["quiet", "quiet s", "30"]] as const).map(([k, label, rules]) => (
+              <label key={k}>{label} <input type="number" min={1} step="any" value={custom[k]} placeholder={rules}
+                onInput={(e) => setCustom({ ...custom, [k]: (e.target as HTMLInputElement).value })} /></label>))}
           </> : null}
         </> : null}
         <label>Clock speed × <input type="number" min={0.001} step="any" value={scale} onInput={(e) => setScale((e.target as HTMLInputElement).value)} /></label>

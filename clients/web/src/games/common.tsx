@@ -11,7 +11,10 @@ export type GameModule = {
   describe: (event: Record<string, any>, pic: Pic) => string | null;
   /** Events that read as one line when they come one after another with the same key (e.g. bids on one
    * auction): `key` is nil for an event that never groups, `line` says a run of two or more. */
-  runs?: { key: (event: Record<string, any>) => string | null; line: (events: Record<string, any>[], pic: Pic) => string };
+  runs?: {
+    key: (event: Record<string, any>) => string | null;
+    line: (events: Record<string, any>[], pic: Pic) => string;
+  };
 };
 
 /** The log's entries, each run of consecutive events with the same key (`runs`) as one entry, oldest first. */
