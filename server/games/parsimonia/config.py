@@ -66,6 +66,9 @@ def check_option_values(options: dict[str, Any], min_seats: int) -> None:
         Deck.from_data(options["deck"])
 
 
+_WHEN_SET = ("quiet_floor_ms", "grace_ms")  # published in the static config only when not 0
+
+
 @dataclass(frozen=True)
 class Config:
     opening_ms: int = OPTIONS["opening_ms"].default
@@ -85,5 +88,7 @@ class Config:
         return cls(**{k: v for k, v in options.items() if k != "deck"}, deck=deck)
 
     def to_wire(self) -> dict[str, int]:
-        """The numbers (the deck goes out as the card table, ``static()["cards"]``)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "deck"}
+        """The numbers (the deck goes out as the card table, ``static()["cards"]``); ``quiet_floor_ms`` and
+        ``grace_ms`` only when set (a table without them is described as before they existed)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name != "deck" and (f.name not in _WHEN_SET or getattr(self, f.name))}

@@ -68,7 +68,8 @@ def test_time_scale_never_divides_the_quiet_time_below_its_floor() -> None:
     assert config({**preset, "quiet_ms": 3_000}, time_scale=30).quiet_ms == 3_000  # never above what was asked
     assert config({"quiet_floor_ms": 5_000}, time_scale=60).quiet_ms == 5_000  # the default 30 s too
     assert config({}, time_scale=60).quiet_ms == 500  # no floor (the default, 0): as before
-    assert config(preset).quiet_floor_ms == 5_000  # in the static config, for clients to see
+    assert config(preset).to_wire()["quiet_floor_ms"] == 5_000  # in the static config, for clients to see
+    assert not {"quiet_floor_ms", "grace_ms"} & set(config({}).to_wire())  # only when set
 
 
 def test_a_bid_in_the_grace_after_the_quiet_deadline_counts_and_the_close_waits_for_the_grace() -> None:
