@@ -107,9 +107,9 @@ class Director:
             if table.state == "pending":
                 await self._create(snap, table)
         snap = self.store.load()
+        await self._publish_guides(snap)  # before the round is seen running: each human's link finds the table
         self._running = {t.server_table: t for t in snap.unfinished_tables() if t.server_table is not None}
         self.out(f"round {snap.current_round}: {len(self._running)} tables")
-        await self._publish_guides(snap)
         async with trio.open_nursery() as nursery:
             self._round = nursery
             for sid, table in self._running.items():
