@@ -39,7 +39,7 @@ CONNECTION_SUMMARY = Record(
         "peer": Str(128),
         "client": Str(64),
         "tables": List(TABLE, 1024),
-        "seats": List(Record({"table": TABLE, "seat": SEAT}), 1024),
+        "seats": List(Record({"table": TABLE, "seat": SEAT, "name": Str(64, min_len=1)}), 1024),
     }
 )
 
@@ -88,6 +88,7 @@ TABLE_SUMMARY = Record(
         "taken": Int(0, MAX_SEATS),
         "state": Enum(("waiting", "running", "over")),
         "spectators": Int(0, 2**31 - 1),
+        "paused": Bool(),
     }
 )
 

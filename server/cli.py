@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from clients.players import all_kinds
 from server.games import DEFAULT_GAME, GAMES
 from server.games import PROBLEMS as GAME_PROBLEMS
+from server.games.parsimonia.config import PRESETS, preset_options
 from server.limits import ClientLimits
 
 DESCRIPTION = ("Parsimonia: a real-time auction and timer server for timed card games, with reference bots, "
@@ -247,7 +248,16 @@ def _bot(args: argparse.Namespace) -> int:
     if token and not table:
         print("parsimonia bot: a seat token goes with --table", file=sys.stderr)
         return 2
-    create = {} if args.time_scale is None else {"time_scale": args.time_scale}
+    create: dict[str, Any] = {} if args.time_scale is None else {"time_scale": args.time_scale}
+    options = {}
+    if args.preset is not None:
+        if args.game != "parsimonia":
+            print(f"parsimonia bot: --preset is for parsimonia tables (not {args.game}): set --option", file=sys.stderr)
+            return 2
+        options = preset_options(args.preset)
+    options.update(args.options)
+    if options:
+        create["options"] = options
     result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token,
                                       game=args.game, create_options=create))
     if args.json:
@@ -367,7 +377,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     help text already explains)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default in (None, False) or "default" in (action.help or ""):
+        if action.default in (None, False) or action.default == [] or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 
@@ -526,6 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "(120: a 2-hour game in a minute; default: real time); given, the bot creates its own table, "
                      "never joining one whose clocks it cannot see: seat the next bots with --table, or without "
                      "--time-scale")
+    bot.add_argument("--option", type=option, action="append", dest="option_list", default=[], metavar="KEY=VALUE",
+                     help=option_help + ", for a table the bot creates; given, the bot creates its own table")
+    bot.add_argument("--preset", choices=sorted(PRESETS), help="named clocks for a Parsimonia table with people "
+                     "(" + "; ".join(f"{k}: {v['title']}" for k, v in PRESETS.items()) + "; docs/rules/parsimonia.md); "
+                     "--option overrides its values; given, the bot creates its own table")
     bot.add_argument("--token", help="take this seat (a token given by the organiser) instead of joining; "
                      "default $PARSIMONIA_TOKEN, with the table from --table or $PARSIMONIA_TABLE")
     bot.add_argument("--name", help="the name shown to the other players (default: KIND-bot-XXXX, "

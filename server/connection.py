@@ -349,6 +349,6 @@ class Connection:
             table = self.lobby.tables.get(table_id)
             seat = table.seat_of(self) if table is not None else None
             if seat is not None:
-                seats.append({"table": table_id, "seat": seat.index})
+                seats.append({"table": table_id, "seat": seat.index, "name": seat.name})
         return {"conn": self.id, "peer": self.peer[:128], "client": self.client_name,
                 "tables": sorted(self.tables), "seats": seats}

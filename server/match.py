@@ -135,7 +135,7 @@ class Match:
 
     def summary(self) -> dict[str, Any]:
         return {"table": self.id, "game": self.game_name, "seats": self.seat_count, "taken": len(self.seats),
-                "state": self.state, "spectators": len(self.spectators)}
+                "state": self.state, "spectators": len(self.spectators), "paused": self.paused_at is not None}
 
     def seat_of(self, sub: Subscriber) -> Seat | None:
         return next((s for s in self.seats if s.sub is sub), None)

@@ -38,10 +38,11 @@ class OpenAuction:
     bids: dict[int, int] = field(default_factory=dict)  # bidder -> their highest bid still standing
     contested: bool = False  # whether anyone but the starter ever bid (a withdrawn bid counts)
     _high: tuple[int, int] | None = field(default=None, repr=False, compare=False)  # kept by bid and withdraw
+    grace_ms: int = 0  # quiet time fires this long after ``closes_at``: a bid still on its way then counts
 
     def __post_init__(self) -> None:
         self._high = self._highest()
-        self.timers.set(self.key, self.opened_at + self.quiet_ms)
+        self.timers.set(self.key, self.opened_at + self.quiet_ms + self.grace_ms)
 
     def _highest(self) -> tuple[int, int] | None:
         if not self.bids:
@@ -51,9 +52,10 @@ class OpenAuction:
 
     @property
     def closes_at(self) -> int | None:
-        """When quiet time closes it (``quiet_ms`` after the last bid or the opening, and any pause since); None
-        once its timer is gone."""
-        return self.timers.get(self.key)
+        """When quiet time closes it (``quiet_ms`` after the last bid or the opening, and any pause since), as
+        players are told: its timer fires ``grace_ms`` later. None once its timer is gone."""
+        fires = self.timers.get(self.key)
+        return None if fires is None else fires - self.grace_ms
 
     def high(self) -> tuple[int, int] | None:
         """``(bidder, amount)`` of the highest standing bid."""
@@ -74,7 +76,7 @@ class OpenAuction:
         self.bids[seat] = amount
         self._high = (seat, amount)  # a bid always beats the highest one
         self.contested = self.contested or seat != self.starter
-        self.timers.set(self.key, now_ms + self.quiet_ms)
+        self.timers.set(self.key, now_ms + self.quiet_ms + self.grace_ms)
 
     def withdraw(self, seat: int) -> None:
         """Remove the bid of ``seat`` (a player who left, a bid that lapsed); the next highest bid stands."""

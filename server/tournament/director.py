@@ -30,6 +30,7 @@ from server.app import Server, ServerConfig
 from server.dirlock import DirLock
 from server.tournament.bots import run_bot_process
 from server.tournament.console import render_standings, render_tables, seat_line
+from server.tournament.guide import entrant_key, guides, page_link, topic
 from server.tournament.export import tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
 from server.tournament.presence import SeatWatch, connected_seats
@@ -83,6 +84,8 @@ class Director:
     async def run(self) -> Snapshot:
         if self.seats is None:
             self.out("without the server's admin token, tables start at once and who is connected is not known")
+        else:
+            self._print_links(self.store.load())
         while True:
             snap = self.store.load()
             if snap.between_rounds:
@@ -104,6 +107,7 @@ class Director:
             if table.state == "pending":
                 await self._create(snap, table)
         snap = self.store.load()
+        await self._publish_guides(snap)  # before the round is seen running: each human's link finds the table
         self._running = {t.server_table: t for t in snap.unfinished_tables() if t.server_table is not None}
         self.out(f"round {snap.current_round}: {len(self._running)} tables")
         async with trio.open_nursery() as nursery:
@@ -225,10 +229,27 @@ class Director:
         else:
             self.out(f"table {sid}: every player is connected; its clocks run")
 
+    def _print_links(self, snap: Snapshot) -> None:
+        """Each human's one link for the whole tournament (the page follows it from table to table)."""
+        assert self.link.admin_token is not None
+        for e in snap.entrants:
+            if e.kind == "human":
+                key = entrant_key(self.link.admin_token, snap.roster.name, e.id)
+                self.out(f"{e.name}'s link for every round: {page_link(self.url, key)}")
+
+    async def _publish_guides(self, snap: Snapshot) -> None:
+        """Tell each human's link where they play now, or that they wait, or that it is over."""
+        if self.link.admin_token is None:
+            return
+        for entrant_id, doc in guides(snap).items():
+            key = entrant_key(self.link.admin_token, snap.roster.name, entrant_id)
+            await self.link.admin("publish", topic=topic(key), data=doc)
+
     async def _publish(self, snap: Snapshot) -> None:
         doc = tournament_document(snap)
         if self.link.admin_token is not None:
             await self.link.admin("publish", topic=STANDINGS_TOPIC, data=doc)
+            await self._publish_guides(snap)
         if self.cfg.live:
             redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place ...
             tables = render_tables(snap, self.seats, trio.current_time())  # ... and keeps the tokens on screen
@@ -313,6 +334,8 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
 async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
         store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
+        for old, new in store.renamed:
+            out(f"roster: entrant {old!r} is now {new!r} (their games and points stay theirs)")
         async with trio.open_nursery() as nursery:
             url, admin = cfg.url, cfg.admin_token
             if url is None:

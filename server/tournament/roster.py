@@ -12,6 +12,10 @@ A roster is TOML::
                                 # seed); without it both come from the operating system's random source
     human_grace_s = 300         # default 300: a table with humans starts its clocks once every human is
                                 # connected, or this many seconds after it was created (0: at once)
+    preset = "quick"            # optional, Parsimonia: named clocks for people ("quick", "evening", "full";
+                                # docs/rules/parsimonia.md); [options] overrides its values. With a human
+                                # entrant, quiet_floor_ms defaults to 5000 (no time scale leaves people <5 s
+                                # to bid) and grace_ms to 250 (a bid on its way at the deadline counts)
 
     [options]                   # optional: the game's options, passed as-is to `create.options`
     game_ms = 1200000           # (protocol/SPEC.md lists each game's; durations in ms, before any time scale)
@@ -49,6 +53,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from server.games import GAMES, new_game
+from server.games.parsimonia.config import HUMAN_GRACE_MS, HUMAN_QUIET_FLOOR_MS, PRESETS, preset_options
 
 Format = Literal["swiss", "round_robin"]
 FORMATS: tuple[Format, ...] = ("swiss", "round_robin")
@@ -60,8 +65,8 @@ MAX_NAME = 64  # the protocol's limit on a player's name
 DEFAULT_GRACE_S, MAX_GRACE_S = 300, 86_400
 PLACEHOLDERS = ("url", "table", "token", "name", "game")
 
-_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "options", "points",
-             "entrant"}
+_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "preset", "options",
+             "points", "entrant"}
 _ENTRANT_KEYS = {"name", "human", "bot"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 _LONE_PLACEHOLDER = re.compile("|".join(re.escape("{" + p + "}") for p in PLACEHOLDERS))
@@ -184,9 +189,12 @@ class _Parser:
                                                            f"{GAMES[game].MAX_SEATS} players, not {table_size}")
         grace = self.integer(data.get("human_grace_s", DEFAULT_GRACE_S), ("human_grace_s",), "human_grace_s", 0,
                              MAX_GRACE_S)
-        options = self.options(data.get("options", {}), game, table_size)
+        options = {**self.preset(data.get("preset"), game), **self.options(data.get("options", {}), game, table_size)}
         points = self.points(data.get("points", {}))
         entrants = self.entrants(data.get("entrant"))
+        if game == "parsimonia" and any(e.bot is None for e in entrants):  # people: a quiet time they can bid in,
+            options.setdefault("quiet_floor_ms", HUMAN_QUIET_FLOOR_MS)  # and a bid on its way at its end counts
+            options.setdefault("grace_ms", HUMAN_GRACE_MS)
         return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace)
 
     def known(self, data: dict[str, Any], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
@@ -211,6 +219,16 @@ class _Parser:
         if not low <= value <= high:
             raise self.fail(path, label, f"must be {low}..{high}, not {value}")
         return value
+
+    def preset(self, value: Any, game: str) -> dict[str, Any]:
+        """The options of a named preset (``[options]`` overrides them); none without one."""
+        if value is None:
+            return {}
+        if game != "parsimonia":
+            raise self.fail(("preset",), "preset", f"the presets are Parsimonia's clocks, not {game}'s: set [options]")
+        if value not in PRESETS:
+            raise self.fail(("preset",), "preset", f"must be one of {', '.join(map(repr, PRESETS))}, not {value!r}")
+        return preset_options(value)
 
     def options(self, value: Any, game: str, table_size: int) -> dict[str, Any]:
         if not isinstance(value, dict):

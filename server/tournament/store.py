@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -206,6 +206,7 @@ class Store:
     """One tournament's SQLite file. Use as a context manager, or call ``close``."""
 
     def __init__(self, path: str | Path) -> None:
+        self.renamed: list[tuple[str, str]] = []  # (old, new) names of the entrants ``begin`` renamed
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
         self.db.execute("PRAGMA foreign_keys = ON")
@@ -226,8 +227,10 @@ class Store:
         self.db.close()
 
     def begin(self, roster: Roster, seed: int | None) -> Snapshot:
-        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept).
-        ``seed`` None: a random one, and random table seeds."""
+        """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept),
+        or one that differs only in its entrants' names and bot commands (a typo fixed mid-event: the entrants
+        keep their places, games and points; ``renamed`` lists the names changed). ``seed`` None: a random one,
+        and random table seeds."""
         row = self.db.execute("SELECT roster FROM tournament").fetchone()
         if row is None:
             with self.db:
@@ -240,10 +243,30 @@ class Store:
                     [(i, e.name, e.kind, None if e.bot is None else json.dumps(list(e.bot)))
                      for i, e in enumerate(roster.entrants, 1)],
                 )
-        elif parse_roster(json.loads(row[0]), "stored roster") != roster:
-            raise StoreError(f"this file holds the tournament {json.loads(row[0])['name']!r} with another roster; "
-                             "use another data directory, or the roster it was started with")
+        else:
+            stored = parse_roster(json.loads(row[0]), "stored roster")
+            if stored != roster:
+                self._fix_entrants(stored, roster)
         return self.load()
+
+    def _fix_entrants(self, stored: Roster, roster: Roster) -> None:
+        """Take ``roster``'s entrants' names and bot commands for the stored ones, entrant by entrant; anything
+        else changed (or an entrant added, removed or turned from human to bot) is refused."""
+        same_kinds = len(stored.entrants) == len(roster.entrants) and all(
+            a.kind == b.kind for a, b in zip(stored.entrants, roster.entrants))
+        if not same_kinds or replace(stored, entrants=roster.entrants) != roster:
+            raise StoreError(f"this file holds the tournament {stored.name!r} with another roster; use another data "
+                             "directory, or the roster it was started with (mid-event, only entrants' names and bot "
+                             "commands may change, each entrant in its place)")
+        changed = [(i, a, b) for i, (a, b) in enumerate(zip(stored.entrants, roster.entrants), 1) if a != b]
+        with self.db:
+            self.db.execute("UPDATE tournament SET roster = ?", (json.dumps(roster.to_dict(), sort_keys=True),))
+            for i, _, _ in changed:  # names are unique: clear the way first, so that two may swap
+                self.db.execute("UPDATE entrant SET name = ? WHERE id = ?", (f"\x00{i}", i))
+            for i, _, b in changed:
+                self.db.execute("UPDATE entrant SET name = ?, bot = ? WHERE id = ?",
+                                (b.name, None if b.bot is None else json.dumps(list(b.bot)), i))
+        self.renamed = [(a.name, b.name) for _, a, b in changed if a.name != b.name]
 
     def load(self) -> Snapshot:
         row = self.db.execute("SELECT roster, seed, seeded, state FROM tournament").fetchone()

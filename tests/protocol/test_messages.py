@@ -200,7 +200,8 @@ def test_reply_refuses_fields_the_spec_lacks_or_bad_values():
 
 
 def test_tables_reply_checks_each_summary():
-    summary = {"table": "t1", "game": "kupcy", "seats": 3, "taken": 1, "state": "waiting", "spectators": 0}
+    summary = {"table": "t1", "game": "kupcy", "seats": 3, "taken": 1, "state": "waiting", "spectators": 0,
+               "paused": False}
     assert reply("tables", 1, tables=[summary])["tables"] == [summary]
     with pytest.raises(SchemaError):
         reply("tables", 1, tables=[{**summary, "state": "paused"}])

@@ -174,6 +174,21 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     assert calls[-1][1]["create_options"] == {}
 
 
+def test_bot_preset_and_options_go_to_the_table_it_creates(capsys, monkeypatch):
+    calls: list = []
+    monkeypatch.setattr("clients.sdk.run_bot", fake_run_bot(calls))
+    code, _, _ = run(capsys, "bot", "greedy", "--preset", "quick", "--option", "quiet_ms=9000", "--time-scale", "2")
+    assert code == 0
+    assert calls[-1][1]["create_options"] == {"time_scale": 2.0, "options": {
+        "game_ms": 1_200_000, "opening_ms": 180_000, "turn_ms": 60_000, "quiet_ms": 9000, "quiet_floor_ms": 5000,
+        "grace_ms": 250}}
+    code, _, _ = run(capsys, "bot", "greedy", "--option", "turn_ms=60000")
+    assert code == 0 and calls[-1][1]["create_options"] == {"options": {"turn_ms": 60000}}
+    code, out, err = run(capsys, "bot", "greedy", "--game", "kupcy", "--preset", "quick")
+    assert code == 2 and len(calls) == 2
+    assert err.count("\n") == 1 and "--preset is for parsimonia" in err
+
+
 def test_the_banner_gives_the_pages_http_address_beside_the_websocket_one():
     from server.cli import _banner
 

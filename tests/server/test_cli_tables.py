@@ -25,4 +25,4 @@ def test_tables_lists_id_game_seats_taken_state_and_spectators(tmp_path, server_
     assert [row.index("waiting") for row in rows] == [header.index("state")] * 2  # the columns line up
     code, out, err = run("tables", "--url", server_url, "--json", cwd=tmp_path)
     assert json.loads(out)[0] == {"table": "t1", "game": "parsimonia", "seats": 3, "taken": 0, "state": "waiting",
-                                  "spectators": 0}
+                                  "spectators": 0, "paused": False}

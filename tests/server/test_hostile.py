@@ -546,6 +546,8 @@ async def test_pause_stops_every_clock_and_unpause_moves_the_deadlines(start_ser
         deadline = started["event"]["deadline"]
         assert (await admin(org, "pause", table=table))["type"] == "ok"
         paused = await a.event("paused")
+        summary = [s for s in (await org.request("tables"))["tables"] if s["table"] == table]
+        assert summary[0]["paused"] is True  # what the organiser's page enables Pause and Unpause by
         t = server.lobby.tables[table]
         events = t.match.seq
         await trio.sleep(120)  # far past the turn deadline and the game clock
@@ -557,6 +559,7 @@ async def test_pause_stops_every_clock_and_unpause_moves_the_deadlines(start_ser
         assert (await admin(org, "pause", table=table))["code"] == "bad_field"  # already paused
         assert (await admin(org, "unpause", table=table))["type"] == "ok"
         resumed = await b.event("unpaused")
+        assert [s["paused"] for s in (await org.request("tables"))["tables"] if s["table"] == table] == [False]
         moved = deadline + (resumed["time"] - paused["time"])
         assert resumed["event"]["deadline"] == moved
         view = await a.request("view", table=table)
@@ -599,8 +602,9 @@ async def test_connections_lists_seats_and_kick_closes_a_connection_that_may_res
         listing = (await admin(org, "connections"))["connections"]
         by_client = {c["client"]: c for c in listing}
         assert set(by_client) == {"org", "a", "b"}
-        assert by_client["a"]["seats"] == [{"table": table, "seat": 0}] and by_client["a"]["tables"] == [table]
-        assert by_client["b"]["seats"] == [{"table": table, "seat": 1}]
+        assert by_client["a"]["seats"] == [{"table": table, "seat": 0, "name": "a"}]
+        assert by_client["a"]["tables"] == [table]
+        assert by_client["b"]["seats"] == [{"table": table, "seat": 1, "name": "b"}]
         assert by_client["org"]["seats"] == [] and by_client["org"]["peer"].startswith("127.0.0.1:")
         assert (await admin(org, "kick", conn=by_client["a"]["conn"]))["type"] == "ok"
         closed = await a.wait_closed()

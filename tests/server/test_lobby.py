@@ -33,8 +33,10 @@ async def test_tables_lists_every_table_with_seats_state_and_spectators(server, 
         listing = await b.request("tables")
         assert listing["type"] == "tables"
         assert listing["tables"] == [
-            {"table": t1, "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0},
-            {"table": t2, "game": "parsimonia", "seats": 4, "taken": 0, "state": "waiting", "spectators": 1},
+            {"table": t1, "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0,
+             "paused": False},
+            {"table": t2, "game": "parsimonia", "seats": 4, "taken": 0, "state": "waiting", "spectators": 1,
+             "paused": False},
         ]
         await join(b, t1)
         await b.event("game_started")

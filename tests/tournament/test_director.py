@@ -21,6 +21,7 @@ from server import logs
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import read_journal
 from server.tournament.director import Director, DirectorConfig, run_tournament
+from server.tournament.guide import entrant_key
 from server.tournament.roster import load_roster
 from server.tournament.seeds import table_seeds
 from server.tournament.standings import compute_standings
@@ -232,6 +233,7 @@ async def test_a_table_with_a_human_keeps_its_clocks_still_until_the_human_conne
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ada_arrives_late)
             doc = await run_tournament(cfg, told.append)
+    assert any(line.startswith("Ada's link for every round: http://127.0.0.1:") for line in told)
     assert any(line.startswith("table t1: its clocks wait for Ada to connect") for line in told)
     assert any(line.startswith("  Ada: table t1, seat ") and "token" in line for line in told)
     assert any(line.startswith("Ada is connected to table t1") for line in told)
@@ -251,11 +253,13 @@ class FakeLink:
     def __init__(self) -> None:
         self.listing: list[dict] = []
         self.resumed: list[tuple[str, float]] = []
+        self.published: list[tuple[str, dict]] = []
 
     async def admin(self, action: str, **fields):
         if action == "connections":
             return {"type": "connections", "connections": self.listing}
         if action == "publish":
+            self.published.append((fields["topic"], fields["data"]))
             return {"type": "ok"}
         assert action == "unpause"
         self.resumed.append((fields["table"], trio.current_time()))
@@ -314,6 +318,17 @@ async def test_a_redrawn_console_keeps_every_humans_token_on_screen(tmp_path, mo
     screen = told[-1]
     assert screen.startswith("\x1b[2J\x1b[H" + "a human and a bot: after round 0 of 1")
     assert "table t1 (round 1, table 1)" in screen and "Ada" in screen and "token ada-token" in screen
+
+
+async def test_each_human_gets_one_link_whose_bulletin_names_the_table_they_play_at(tmp_path, autojump_clock):
+    director, link, told = held_director(tmp_path, grace_s=300)
+    key = entrant_key(link.admin_token, "a human and a bot", 1)  # Ada is entrant 1
+    director._print_links(director.store.load())
+    assert told == [f"Ada's link for every round: http://127.0.0.1:1/#me/{key}"]
+    await director._publish(director.store.load())
+    assert link.published[-1] == (f"me.{key}", {"tournament": "a human and a bot", "name": "Ada", "round": 1,
+                                                 "state": "playing", "table": "t1", "seat": 1, "token": "ada-token"})
+    assert [t for t, _ in link.published] == ["standings", f"me.{key}"]  # the bot has no link
 
 
 def test_the_in_process_servers_admin_token_is_kept_and_the_same_after_a_restart(tmp_path):

@@ -46,14 +46,28 @@ def test_a_good_roster_reads_into_dataclasses_with_defaults(tmp_path):
     roster = load_roster(write(tmp_path, GOOD))
     assert (roster.name, roster.format, roster.rounds, roster.table_size) == ("Autumn league", "round_robin", 2, 3)
     assert (roster.game, roster.seed, roster.points) == ("parsimonia", None, DEFAULT_POINTS)
-    assert roster.options == {"game_ms": 1200000} and roster.human_grace_s == 300
+    assert roster.options == {"game_ms": 1200000, "quiet_floor_ms": 5000, "grace_ms": 250}  # Ada is a person
+    assert roster.human_grace_s == 300
     assert [(e.name, e.kind) for e in roster.entrants] == [("Ada", "human"), ("greedy-1", "bot")]
+
+
+def test_a_preset_sets_the_clocks_and_options_override_them(tmp_path):
+    roster = load_roster(write(tmp_path, GOOD.replace("[options]", 'preset = "quick"\n\n[options]')))
+    assert roster.options == {"game_ms": 1200000, "opening_ms": 180000, "turn_ms": 60000, "quiet_ms": 8000,
+                              "quiet_floor_ms": 5000, "grace_ms": 250}  # grace_ms: the preset's and the human's
+    roster = load_roster(write(tmp_path, GOOD.replace("[options]", 'preset = "evening"\n\n[options]')))
+    assert roster.options["game_ms"] == 1200000 and roster.options["quiet_ms"] == 15000  # [options] win
+    assert ":6: preset: must be one of 'quick', 'evening', 'full', not 'blitz'" in error(
+        tmp_path, GOOD.replace("[options]", 'preset = "blitz"\n\n[options]'))
+    kupcy = GOOD.replace("[options]\ngame_ms = 1200000\n", 'game = "kupcy"\npreset = "quick"\n')
+    assert "preset: the presets are Parsimonia's clocks, not kupcy's" in error(tmp_path, kupcy)
 
 
 def test_the_example_league_is_twelve_bots_in_a_three_round_swiss():
     roster = load_roster(EXAMPLE)
     assert (roster.format, roster.rounds, roster.table_size) == ("swiss", 3, 4)
     assert len(roster.entrants) == 12 and all(e.kind == "bot" for e in roster.entrants)
+    assert not {"quiet_floor_ms", "grace_ms"} & set(roster.options)  # bots alone: every clock shrinks, no grace
     assert {e.bot[2] for e in roster.entrants if e.bot} == {"greedy", "random"}
     assert all({"{url}", "{table}", "{token}"} <= set(e.bot or ()) for e in roster.entrants)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ ROSTER = Roster(
     entrants=(Entrant("Ada"), *(Entrant(f"bot-{i}", ("parsimonia", "bot", "greedy", "{token}")) for i in range(1, 8))),
     rounds=2,
     table_size=4,
-    options={"game_ms": 1200000},
+    options={"game_ms": 1200000, "quiet_floor_ms": 5000, "grace_ms": 250},  # as read: Ada is a person
 )
 
 
@@ -211,6 +212,29 @@ def test_a_file_with_another_roster_is_refused(path):
     other = Roster("Other cup", ROSTER.entrants, rounds=3)
     with Store(path) as store, pytest.raises(StoreError, match="another roster"):
         store.begin(other, seed=1)
+
+
+def test_a_typo_in_names_or_bot_commands_is_fixed_mid_event_and_the_entrants_keep_their_places(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
+    fixed = list(ROSTER.entrants)
+    fixed[0] = Entrant("Ada Lovelace")
+    fixed[1] = Entrant("bot-2", ("parsimonia", "bot", "random", "{token}"))  # swaps names with bot-2 ...
+    fixed[2] = Entrant("bot-1", ROSTER.entrants[2].bot)  # ... which takes bot-1's
+    with Store(path) as store:
+        snap = store.begin(replace(ROSTER, entrants=tuple(fixed)), seed=1)
+        assert store.renamed == [("Ada", "Ada Lovelace"), ("bot-1", "bot-2"), ("bot-2", "bot-1")]
+    assert [(e.id, e.name) for e in snap.entrants[:3]] == [(1, "Ada Lovelace"), (2, "bot-2"), (3, "bot-1")]
+    assert snap.entrant(2).bot == ("parsimonia", "bot", "random", "{token}")
+    assert snap.rounds[0].tables[0].seats == (1, 2, 3, 4) and snap.roster.entrants == tuple(fixed)
+    with Store(path) as store:
+        assert store.begin(replace(ROSTER, entrants=tuple(fixed)), seed=1) == snap and store.renamed == []
+        turned = (Entrant("Ada Lovelace", ("x", "{token}")), *fixed[1:])  # a human made a bot: not a typo
+        with pytest.raises(StoreError, match="only entrants' names and bot commands may change"):
+            store.begin(replace(ROSTER, entrants=turned), seed=1)
+        with pytest.raises(StoreError, match="another roster"):
+            store.begin(replace(ROSTER, entrants=tuple(fixed[:-1])), seed=1)
 
 
 def test_changes_that_do_not_fit_the_state_are_refused(path):

@@ -5,7 +5,10 @@
   ends turns), a reload resumes the seat, the organiser pauses the table and the countdowns stop, a Gift of
   Tulips turn, a Kupcy game where the person splits with the keyboard alone, makes sealed offers, answers a tie
   re-bid and sees the reveal, a phone-sized screen without sideways scrolling, and spectators and seats whose
-  frames hold no hidden information they may not see).
+  frames hold no hidden information they may not see; a table the organiser closes shows its clocks stopped, a
+  stale "Sell for $6" is refused, runs of bids read as one line, the organiser's Pause/Unpause follow the table's
+  state and connections show their players, the lobby's clocks (a preset, own game, turn and quiet times), and a
+  tournament entrant's one link through two rounds).
 * ``test_js_bot``: two copies of the README's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole
   Gift of Tulips game.
 

@@ -127,8 +127,14 @@ async function parsimonia(env) {
   await org.getByRole("button", { name: "Open" }).click();
   await org.locator(`section[aria-label=connections] tr[data-conn]`).first().waitFor();
   await org.getByTestId("health").filter({ hasText: "ok" }).waitFor();
-  await org.locator(`tr[data-table="${pt}"] button.pause`).click();
+  await org.locator("tr[data-conn] td.players", { hasText: `Ada (${pt}#1)` }).waitFor(); // a web connection's player
+  const row = org.locator(`tr[data-table="${pt}"]`);
+  if (!(await row.locator("button.unpause").isDisabled())) throw new Error("Unpause is enabled on a running table");
+  await row.locator("button.pause").click();
   await page.getByTestId("paused").waitFor();
+  await row.getByTestId("table-paused").waitFor();
+  await row.locator("button.pause:disabled").waitFor();
+  await row.locator("button.unpause:enabled").waitFor();
   const gameClock = page.locator(".status .countdown[data-deadline]").first();
   await page.locator(".status .countdown.paused .pause-icon").first().waitFor();
   if ((await page.locator(".status").first().innerText()).includes("\u23f8")) throw new Error("the pause glyph is back");
@@ -136,13 +142,15 @@ async function parsimonia(env) {
   await page.waitForFunction(() => new Promise((r) => setTimeout(() => r(true), 1500))); // let a running clock tick
   if ((await gameClock.getAttribute("data-left")) !== frozen) throw new Error("a countdown kept running while paused");
   await shot(org, "organiser");
-  await org.locator(`tr[data-table="${pt}"] button.unpause`).click();
+  await row.locator("button.unpause").click();
   await page.getByTestId("paused").waitFor({ state: "detached" });
+  await row.locator("button.unpause:disabled").waitFor();
+  await row.locator("button.pause:enabled").waitFor();
   await page.waitForFunction((f) => {
     const el = document.querySelector(".status .countdown[data-deadline]");
     return el && el.getAttribute("data-left") !== f;
   }, frozen);
-  step("pause froze the countdowns; unpause let them run");
+  step("pause froze the countdowns; unpause let them run; the organiser's buttons followed the table's state");
 
   // the organiser kicks Ada's connection: the page reconnects and resumes the seat by itself
   const before = await page.evaluate(() => window.__parsimonia.welcome);
@@ -195,6 +203,148 @@ async function parsimonia(env) {
 
 }
 
+/** After the organiser closed the table: the page says so, offers no move, and every clock has stopped. */
+async function clocksStopped(page) {
+  await page.getByTestId("closed").waitFor();
+  await page.getByTestId("phase").filter({ hasText: "The table is closed" }).waitFor();
+  const clocks = page.locator("main .countdown[data-deadline]");
+  const read = () => clocks.evaluateAll((els) => els.map((el) => `${el.className}|${el.dataset.left}`));
+  const before = await read();
+  if (!before.length) throw new Error("no countdown left to check on the closed table");
+  if (!before.every((c) => / stopped over\b/.test(c) && !/urgent/.test(c))) throw new Error(`a clock still runs: ${before}`);
+  await page.waitForFunction(() => new Promise((r) => setTimeout(() => r(true), 1500))); // let a running clock tick
+  if (JSON.stringify(await read()) !== JSON.stringify(before)) throw new Error("a countdown kept running after the close");
+  if (await page.locator("main .actions button, button.ready").count()) throw new Error("the closed table still offers moves");
+  return before;
+}
+
+async function closing(env) {
+  const { admin, bots } = env;
+  // ---- Parsimonia: the organiser closes a table in its opening, with an auction open ----
+  const ct = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 11,
+    options: { opening_ms: 180_000, turn_ms: 180_000, game_ms: 900_000, quiet_ms: 60_000 } });
+  const b = await bot(ct, "Bot", (c) => c.type === "bid"); // its bids are the test's
+  bots.push(b);
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/`);
+  await page.getByLabel("Your name").fill("Ada");
+  await page.locator(`tr[data-table="${ct}"] button.join`).click();
+  await page.locator("li.auction button.bid-min").first().waitFor();
+
+  // a stale "Sell to Bot for $6" (the page has not yet seen the bid of $10) is refused, never sells for $10
+  await page.locator("form.sell-form[data-kind=auction] button[type=submit]").click();
+  const mine = Number(await page.locator("li.auction.mine").getAttribute("data-auction"));
+  await b.act(ct, { type: "bid", auction: mine, amount: 6 });
+  const sell = page.locator("li.auction.mine button.sell");
+  await sell.filter({ hasText: "Sell to Bot for $6" }).waitFor();
+  await page.evaluate(() => { const c = window.__parsimonia; c.__onView = c.onView; c.onView = () => undefined; });
+  await b.act(ct, { type: "bid", auction: mine, amount: 10 });
+  await sell.click();
+  await page.getByRole("alert").filter({ hasText: "that bid changed before your click arrived" }).waitFor();
+  await page.evaluate(() => { const c = window.__parsimonia; c.onView = c.__onView; });
+  await b.act(ct, { type: "bid", auction: mine, amount: 11 });
+  await sell.filter({ hasText: "Sell to Bot for $11" }).click();
+  await page.locator(".log li[data-type=auction_closed]", { hasText: "sold to Bot for $11" }).waitFor();
+  if (await page.locator(".log li[data-type=auction_closed]", { hasText: "$10" }).count()) throw new Error("the stale button sold");
+  await page.locator(".log li[data-type=bid][data-count='3']", { hasText: `auction ${mine}: 3 bids, now $11 by Bot` }).waitFor();
+  step("a stale sell button was refused; a fresh one sold at the price it showed; the log says its 3 bids in a line");
+
+  await admin.admin(ADMIN, "close", { table: ct });
+  const clocks = await clocksStopped(page);
+  const quiet = await page.locator("li.auction .countdown[data-deadline]").first().getAttribute("data-left");
+  if (!(Number(quiet) > 0)) throw new Error(`the open auction shows quiet ${quiet} ms after the close`);
+  await page.reload();
+  await page.getByTestId("closed").waitFor();
+  await clocksStopped(page);
+  await shot(page, "closed");
+  step(`the closed table shows its ${clocks.length} clocks stopped, before and after a reload`);
+  await page.context().close();
+}
+
+async function clocks(env) {
+  const { admin } = env;
+  // ---- the lobby's clocks: a preset at a fast clock keeps 5 s of quiet; own times set each clock apart ----
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#admin`); // the organiser's tab: this server lets only the organiser create tables
+  await page.getByLabel("Admin token").fill(ADMIN);
+  await page.getByRole("button", { name: "Open" }).click();
+  await page.getByTestId("health").waitFor();
+  await page.goto(`${HTTP}/#`);
+  let last = null;
+  const created = async () => { // the lobby's note names each new table
+    const note = page.getByRole("status").filter({ hasText: /^Created table / });
+    await page.waitForFunction((l) => { const m = /Created table (\S+)\./.exec(document.querySelector(".notice")?.textContent ?? "");
+      return m && m[1] !== l; }, last);
+    const table = (await note.textContent()).match(/Created table (\S+)\./)[1];
+    last = table;
+    const config = (await admin.watch(table)).static.config;
+    await admin.leave(table);
+    await admin.admin(ADMIN, "close", { table });
+    return config;
+  };
+  const form = page.getByRole("form", { name: "new table" });
+  await form.getByLabel("Clocks").selectOption({ label: "20-minute game, 8 s quiet" });
+  await form.getByLabel("Clock speed").fill("30");
+  await form.getByRole("button", { name: "Create a table" }).click();
+  const quick = await created();
+  if (quick.game_ms !== 40_000 || quick.quiet_ms !== 5_000) throw new Error(`the preset at x30: ${JSON.stringify(quick)}`);
+  await form.getByLabel("Clocks").selectOption({ label: "my own times" });
+  await form.getByLabel("Clock speed").fill("1");
+  await form.getByLabel("game min").fill("30");
+  await form.getByLabel("turn s").fill("90");
+  await form.getByLabel("quiet s").fill("12");
+  await form.getByRole("button", { name: "Create a table" }).click();
+  const own = await created();
+  if (own.game_ms !== 1_800_000 || own.turn_ms !== 90_000 || own.quiet_ms !== 12_000 || own.quiet_floor_ms !== 5_000)
+    throw new Error(`own times: ${JSON.stringify(own)}`);
+  step("the lobby's preset kept 5 s of quiet at x30; own game, turn and quiet times were set apart");
+  await page.context().close();
+}
+
+async function guide(env) {
+  const { admin, bots } = env;
+  // ---- a tournament entrant's one link (#me/KEY) follows them from table to table (the director's bulletin,
+  // published here by the organiser's client as server/tournament/guide.py does) ----
+  const key = "0123456789abcdef0123456789abcdef";
+  const publish = (data) => admin.admin(ADMIN, "publish", { topic: `me.${key}`, data: { tournament: "Cup", name: "Ada", ...data } });
+  const seatFor = async () => { // a table with Ada's seat taken for her (as the director does) and a bot
+    const t = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 4, options: { opening_ms: 180_000, quiet_ms: 60_000 } });
+    const holder = new Client(WS, { WebSocket, client: "e2e-director", reconnect: false });
+    await holder.connect();
+    const { token } = await holder.join(t, "Ada");
+    bots.push(await bot(t, "Bot"));
+    holder.close();
+    return { t, token };
+  };
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#me/ffffffffffffffffffffffffffffffff`);
+  await page.getByRole("alert").filter({ hasText: "This link names no entrant" }).waitFor();
+  const first = await seatFor();
+  await publish({ round: 1, state: "playing", table: first.t, seat: 0, token: first.token });
+  await page.goto(`${HTTP}/#me/${key}`);
+  await page.getByTestId("guide").filter({ hasText: `round 1: your table ${first.t}` }).waitFor();
+  await page.locator(`main[data-table="${first.t}"]`).getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await admin.admin(ADMIN, "close", { table: first.t });
+  await publish({ round: 1, state: "waiting", next_round: 2 });
+  await page.getByTestId("guide").filter({ hasText: "Waiting for round 2" }).waitFor();
+  const second = await seatFor();
+  await admin.admin(ADMIN, "pause", { table: second.t }); // held for its human, as the director holds it
+  const stranger = await personPage(env);
+  await stranger.goto(`${HTTP}/#`);
+  await stranger.locator(`tr[data-table="${second.t}"] .tag.held`, { hasText: "held for its players: open your link" }).waitFor();
+  await stranger.context().close();
+  await admin.admin(ADMIN, "unpause", { table: second.t });
+  await publish({ round: 2, state: "playing", table: second.t, seat: 0, token: second.token });
+  await page.locator(`main[data-table="${second.t}"]`).getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await page.reload(); // the link stays the same: a reload finds the table again
+  await page.locator(`main[data-table="${second.t}"]`).getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  await admin.admin(ADMIN, "close", { table: second.t });
+  await publish({ round: 2, state: "finished" });
+  await page.getByTestId("guide").filter({ hasText: "The tournament is over" }).waitFor();
+  step("one link took Ada to round 1's table, waited for round 2, took her to its table, then said it was over");
+  await page.context().close();
+}
+
 async function tulips(env) {
   const { admin, bots } = env;
   const page = await personPage(env);
@@ -237,7 +387,7 @@ async function tulips(env) {
   }
   step(`the spectator's ${watched.length} frames hold no hidden information`);
   await admin.admin(ADMIN, "close", { table: tt });
-  await page.getByTestId("result").waitFor();
+  await clocksStopped(page);
   step("the organiser closed the Tulips table");
 
 }
@@ -380,7 +530,7 @@ async function kupcy(env) {
   step("the organiser closed the Kupcy table");
 }
 
-const SECTIONS = { parsimonia, tulips, kupcy };
+const SECTIONS = { parsimonia, closing, clocks, guide, tulips, kupcy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

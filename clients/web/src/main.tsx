@@ -1,18 +1,23 @@
-// The page: the lobby (#), a seat (#t3, or a seat link #t3/TOKEN), a spectator (#watch/t3), the organiser (#admin).
+// The page: the lobby (#), a seat (#t3, or a seat link #t3/TOKEN), a spectator (#watch/t3), the organiser (#admin),
+// a tournament entrant's permanent link (#me/KEY).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Admin } from "./app/admin";
+import { GuidePage } from "./app/guide";
 import { client, parseSeatCode, seats, useClient } from "./app/conn";
 import { Lobby } from "./app/lobby";
 import { TablePage } from "./app/table";
 import "./style.css";
 
-type Route = { page: "lobby" } | { page: "admin" } | { page: "table"; table: string; mode: "seat" | "watch" };
+type Route = { page: "lobby" } | { page: "admin" } | { page: "me"; key: string }
+  | { page: "table"; table: string; mode: "seat" | "watch" };
 
 export function route(hash: string): Route {
   const h = decodeURIComponent(hash.replace(/^#/, ""));
   if (!h) return { page: "lobby" };
   if (h === "admin") return { page: "admin" };
+  const me = /^me\/([0-9a-f]{32})$/.exec(h);
+  if (me) return { page: "me", key: me[1] };
   const w = /^watch\/(.+)$/.exec(h);
   if (w) return { page: "table", table: w[1], mode: "watch" };
   return { page: "table", table: h.split("/")[0], mode: "seat" };
@@ -22,7 +27,7 @@ export function route(hash: string): Route {
  * token leaves the address bar). */
 function takeSeatLink(): boolean {
   const seat = parseSeatCode(location.hash);
-  if (!seat || !location.hash.includes("/") || location.hash.startsWith("#watch/")) return false;
+  if (!seat || !location.hash.includes("/") || /^#(watch|me)\//.test(location.hash)) return false;
   seats.offer(seat.table, seat.token);
   history.replaceState(null, "", `#${seat.table}`);
   return true;
@@ -50,7 +55,7 @@ function App() {
   return (
     <>
       <header class="top"><a href="#" class="brand">Parsimonia</a><Connection /></header>
-      {r.page === "lobby" ? <Lobby /> : r.page === "admin" ? <Admin /> : <TablePage key={`${r.mode}:${r.table}:${links}`} table={r.table} mode={r.mode} />}
+      {r.page === "lobby" ? <Lobby /> : r.page === "admin" ? <Admin /> : r.page === "me" ? <GuidePage key={r.key} linkKey={r.key} /> : <TablePage key={`${r.mode}:${r.table}:${links}`} table={r.table} mode={r.mode} />}
     </>
   );
 }

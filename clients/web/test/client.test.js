@@ -265,6 +265,33 @@ describe("clock offset", () => {
   });
 });
 
+describe("clock offset after a server restart", () => {
+  it("forgets the old connection's samples at a new welcome, before any pong", async () => {
+    let local = 0;
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => local, random: () => 0.5, backoffMs: [100, 1000] });
+    const connected = c.connect();
+    await flush();
+    serve(FakeSocket.all[0], () => 50000 + local)(); // offset 50000, round trips of 0 ms: the best there are
+    await connected;
+    await vi.advanceTimersByTimeAsync(300);
+    serve(FakeSocket.all[0], () => 50000 + local)();
+    expect(c.serverNow()).toBe(50000 + local);
+    // the server stops for 10 s and its clock resumes where it stopped: server time is 10 s behind the old offset
+    const s = FakeSocket.all[0];
+    s.readyState = 3;
+    s.onclose({ code: 1006 });
+    local += 10_000;
+    await vi.advanceTimersByTimeAsync(101);
+    const s2 = FakeSocket.all[1];
+    await flush();
+    const hello = s2.last("hello");
+    s2.push({ type: "welcome", re: hello.id, version: 2, versions: [2], server_time: 40000 + local, limits: {}, games: [] });
+    await flush();
+    expect(c.serverNow()).toBe(40000 + local); // at once, not after the old samples age out
+    expect(c.clock.remaining(40000 + local + 10_000, local)).toBe(10_000);
+  });
+});
+
 describe("view assembly", () => {
   it("is static ∪ view ∪ private ∪ {seat}, later parts winning", () => {
     const v = assemble({ cards: [1], config: {} }, { phase: "turns", players: [] }, { hand: [3, 4] }, 2);

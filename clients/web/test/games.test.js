@@ -3,6 +3,8 @@ import { commandLabel, describe as kupcyLine, effectText, kupcyCard } from "../s
 import { lastTrade, leaders, marketState, score, splitFor, strikingCharter } from "../src/games/kupcy-rules.js";
 import { actionPoints, placeOf, rankAfterAdd } from "../src/games/tulips.tsx";
 import { parseSeatCode } from "../src/app/seatcode.ts";
+import { groupLog } from "../src/games/common.tsx";
+import { parsimonia } from "../src/games/parsimonia.tsx";
 
 describe("Gift of Tulips points (docs/rules/gift-of-tulips.md)", () => {
   const pic = {
@@ -121,5 +123,27 @@ describe("seat codes", () => {
     expect(parseSeatCode("http://192.168.1.20:8765/#t3/Xq2c4e71")).toEqual({ table: "t3", token: "Xq2c4e71" });
     expect(parseSeatCode(" t12 AbC9 ")).toEqual({ table: "t12", token: "AbC9" });
     expect(parseSeatCode("#t3")).toBeNull();
+  });
+});
+
+describe("the event log (src/games/common.tsx)", () => {
+  const pic = { seats: [{ seat: 0, name: "Ann" }, { seat: 1, name: "Bo" }], seat_count: 2, seat: 1 };
+  const log = [
+    { type: "auction_opened", auction: { id: 3 } }, { type: "bid", auction: 3, seat: 0, amount: 1 },
+    { type: "bid", auction: 3, seat: 1, amount: 2 }, { type: "bid", auction: 3, seat: 0, amount: 3 },
+    { type: "bid", auction: 4, seat: 1, amount: 9 }, { type: "bid", auction: 3, seat: 0, amount: 4 },
+    { type: "bid", auction: 3, seat: 1, amount: 5 },
+  ].map((event, i) => ({ seq: i + 1, time: i, event }));
+
+  it("groups consecutive bids on one auction into one entry, and only those", () => {
+    const runs = groupLog(log, parsimonia.runs);
+    expect(runs.map((r) => r.map((l) => l.seq))).toEqual([[1], [2, 3, 4], [5], [6, 7]]);
+    expect(groupLog(log, undefined)).toHaveLength(log.length); // a game without runs: one entry per event
+  });
+
+  it("says a run of bids in one line: how many, the bid now and its bidder", () => {
+    const [, three, , two] = groupLog(log, parsimonia.runs);
+    expect(parsimonia.runs.line(three.map((l) => l.event), pic)).toBe("auction 3: 3 bids, now $3 by Ann");
+    expect(parsimonia.runs.line(two.map((l) => l.event), pic)).toBe("auction 3: 2 bids, now $5 by Bo (you)");
   });
 });

@@ -9,7 +9,8 @@ _DOLLARS = Int(0, 1_000_000_000)
 COMMANDS: dict[str, Record] = {
     # at any time
     "bid": Record({"auction": _ID, "amount": Int(1, 1_000_000_000)}),
-    "close": Record({"auction": _ID, "winner": Nullable(_SEAT)}),
+    # `price`: the winner's bid as the seller saw it; refused (`price_changed`) when that bid is not it now
+    "close": Record({"auction": _ID, "winner": Nullable(_SEAT)}, {"price": _DOLLARS}),
     "give": Record({"to": _SEAT, "amount": Int(1, 1_000_000_000)}),
     "vote_end": Record({"agree": Bool()}),
     "place_bought": Record({"card": _ID, "resource": _ID}),  # the buyer of a tourists card, while it is owed

@@ -1,13 +1,15 @@
 """The options of a Parsimonia table (time controls, money, the deck) and the ``Config`` built from them.
 
 The defaults are the seed's values (the quiet time and the deck are the project's). Every duration is in
-integer ms and shrinks with the table's time scale; ``deck`` is a deck file's document (``deck.DECK_FILE``),
-None for the project's deck.
+integer ms and shrinks with the table's time scale, the quiet time no further than its floor; ``deck`` is a
+deck file's document (``deck.DECK_FILE``), None for the project's deck.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
+from importlib import resources
 from typing import Any
 
 from protocol.schema import Int, Nullable
@@ -30,10 +32,29 @@ OPTIONS: dict[str, Option] = {
     "game_ms": Option(_DURATION, 120 * MINUTE, "the game clock, from the table's start", duration=True),
     "quiet_ms": Option(_DURATION, 30_000, "an auction with no new bid for this long closes itself; "
                        "also the time a buyer has to choose where a bought tourists card goes", duration=True),
+    "quiet_floor_ms": Option(Int(0, 7 * 24 * 60 * MINUTE), 0, "the time scale never makes the quiet time shorter "
+                             "than this (nor than quiet_ms itself): a floor for people, who cannot bid in 1 s"),
+    "grace_ms": Option(Int(0, 60_000), 0, "not scaled: an auction's quiet time closes it this long after its "
+                       "deadline, and a bid received meanwhile counts (for the network's delay)"),
     "start_dollars": Option(_MONEY, 1000, "each player's starting dollars, taken from the bank"),
     "bank": Option(_MONEY, DEFAULT_BANK, "the Company's whole supply of dollars"),
     "deck": Option(Nullable(DECK_FILE), None, "a deck file's document; nil for the project's deck"),
 }
+
+
+HUMAN_QUIET_FLOOR_MS = 5000  # a quiet time people can still bid in: the floor of the presets and human rosters
+HUMAN_GRACE_MS = 250  # the grace of rosters with people: a bid sent at the deadline is not lost on its way
+
+# Named clocks for tables with people (``presets.json``, which the web page's lobby offers too): each a title
+# and the options it sets, every one with a quiet time the time scale cannot make shorter than 5 s.
+PRESETS: dict[str, dict[str, Any]] = json.loads(resources.files(__package__).joinpath("presets.json").read_text())
+
+
+def preset_options(name: str) -> dict[str, Any]:
+    """The options of preset ``name``; ``ValueError`` naming the presets there are."""
+    if name not in PRESETS:
+        raise ValueError(f"no preset {name!r}: the presets are {', '.join(PRESETS)}")
+    return dict(PRESETS[name]["options"])
 
 
 def check_option_values(options: dict[str, Any], min_seats: int) -> None:
@@ -45,12 +66,17 @@ def check_option_values(options: dict[str, Any], min_seats: int) -> None:
         Deck.from_data(options["deck"])
 
 
+_WHEN_SET = ("quiet_floor_ms", "grace_ms")  # published in the static config only when not 0
+
+
 @dataclass(frozen=True)
 class Config:
     opening_ms: int = OPTIONS["opening_ms"].default
     turn_ms: int = OPTIONS["turn_ms"].default
     game_ms: int = OPTIONS["game_ms"].default
     quiet_ms: int = OPTIONS["quiet_ms"].default
+    quiet_floor_ms: int = OPTIONS["quiet_floor_ms"].default
+    grace_ms: int = OPTIONS["grace_ms"].default
     start_dollars: int = OPTIONS["start_dollars"].default
     bank: int = OPTIONS["bank"].default
     deck: Deck = field(default_factory=Deck.default, compare=False)
@@ -62,5 +88,7 @@ class Config:
         return cls(**{k: v for k, v in options.items() if k != "deck"}, deck=deck)
 
     def to_wire(self) -> dict[str, int]:
-        """The numbers (the deck goes out as the card table, ``static()["cards"]``)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "deck"}
+        """The numbers (the deck goes out as the card table, ``static()["cards"]``); ``quiet_floor_ms`` and
+        ``grace_ms`` only when set (a table without them is described as before they existed)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name != "deck" and (f.name not in _WHEN_SET or getattr(self, f.name))}

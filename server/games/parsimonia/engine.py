@@ -35,6 +35,16 @@ class Parsimonia(ParsimoniaState):
     CREATES = {"auction_opened": "auction"}
 
     @classmethod
+    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
+        """The base's check, then the quiet time's floor: scaled down, it stays at least the smaller of
+        ``quiet_floor_ms`` and ``quiet_ms`` as given (a fast clock for people still leaves them time to bid)."""
+        out = super().check_options(options, time_scale)
+        if out["quiet_floor_ms"]:
+            given = (options or {}).get("quiet_ms", OPTIONS["quiet_ms"].default)
+            out["quiet_ms"] = max(out["quiet_ms"], min(given, out["quiet_floor_ms"]))
+        return out
+
+    @classmethod
     def _check_option_values(cls, options: dict[str, Any]) -> None:
         check_option_values(options, cls.MIN_SEATS)
 
@@ -92,7 +102,7 @@ class Parsimonia(ParsimoniaState):
         self._bid(a, seat, amount)
         self._emit("bid", auction=a.id, seat=seat, amount=amount, closes_at=a.closes_at)
 
-    def _cmd_close(self, seat: int, auction: int, winner: int | None) -> None:
+    def _cmd_close(self, seat: int, auction: int, winner: int | None, price: int | None = None) -> None:
         a = self._auction(auction)
         if a.rule != SELLER_PICKS:
             raise IllegalAction("cannot_pick_winner", "a Company auction closes only by quiet time")
@@ -100,6 +110,11 @@ class Parsimonia(ParsimoniaState):
             raise IllegalAction("not_seller", "only the seller may close this auction")
         if winner is not None and winner not in a.bids:
             raise IllegalAction("not_a_bidder", f"seat {winner} has no standing bid in this auction")
+        if price is not None:  # the price the seller saw: a stale button is refused, never sells for another
+            if winner is None:
+                raise IllegalAction("price_without_winner", "a close with no sale names no price")
+            if a.bids[winner] != price:
+                raise IllegalAction("price_changed", f"seat {winner}'s bid is now {a.bids[winner]}, not {price}")
         self._close_auction(a, winner, "seller")
 
     def _cmd_give(self, seat: int, to: int, amount: int) -> None:
@@ -299,7 +314,7 @@ class Parsimonia(ParsimoniaState):
     def _open_auction(self, seller: int | None, starter: int, card: int, start_price: int, rule: str) -> None:
         key = (AUCTION, self.next_auction)  # its quiet time, which it sets
         a = OpenAuction(self.next_auction, seller, starter, (card,), start_price, self.cfg.quiet_ms, rule, self._at,
-                        key, self.timers)
+                        key, self.timers, grace_ms=self.cfg.grace_ms)
         self.next_auction += 1
         self.auctions[a.id] = a
         card_type = self.lone_tourists_type(a)

@@ -44,6 +44,27 @@ def test_close_naming_a_non_bidder_refused(table: Table) -> None:
     table.refuse(0, "not_a_bidder", "close", auction=a, winner=0)
 
 
+def test_close_with_the_price_the_seller_saw_sells_at_it(table: Table) -> None:
+    a, card = _opening_auction(table)
+    table.bid(1, a, 20)
+    table.do(0, "close", auction=a, winner=1, price=20)
+    assert card in table.g.hands[1] and table.g.dollars == [1020, 980, 1000]
+    assert table.last("auction_closed").data["price"] == 20
+
+
+def test_close_with_a_price_no_longer_bid_refused(table: Table) -> None:
+    a, _ = _opening_auction(table)
+    table.bid(1, a, 20)
+    table.bid(2, a, 25)
+    table.bid(1, a, 30)  # the seller's "Sell to 1 for $20" is stale now
+    table.refuse(0, "price_changed", "close", auction=a, winner=1, price=20)
+    table.refuse(0, "price_changed", "close", auction=a, winner=2, price=30)
+    assert a in table.g.auctions and table.g.dollars == [1000] * 3
+    table.refuse(0, "price_without_winner", "close", auction=a, winner=None, price=30)
+    table.do(0, "close", auction=a, winner=2, price=25)
+    assert table.last("auction_closed").data["price"] == 25
+
+
 def test_close_by_anyone_but_the_seller_refused(table: Table) -> None:
     a, _ = _opening_auction(table)
     table.bid(1, a, 20)

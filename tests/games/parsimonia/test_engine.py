@@ -9,6 +9,7 @@ import pytest
 from protocol.schema import SchemaError
 from server.games.base import IllegalAction
 from server.games.parsimonia import Config, Parsimonia
+from server.games.parsimonia.config import PRESETS, preset_options
 
 from .conftest import MIN, SEED, R, T, Table, make_table, start_turns
 
@@ -57,6 +58,43 @@ def test_time_scale_applies_to_given_options_too() -> None:
 def test_time_scale_never_makes_a_duration_zero() -> None:
     cfg = config({"quiet_ms": 10}, time_scale=1000)
     assert cfg.quiet_ms == 1
+
+
+def test_time_scale_never_divides_the_quiet_time_below_its_floor() -> None:
+    preset = {"game_ms": 20 * MIN, "turn_ms": 60_000, "quiet_ms": 8_000, "quiet_floor_ms": 5_000}
+    cfg = config(preset, time_scale=30)
+    assert (cfg.game_ms, cfg.turn_ms, cfg.quiet_ms) == (40_000, 2_000, 5_000)  # the rest still scales
+    assert config(preset, time_scale=1.25).quiet_ms == 6_400  # above the floor: scaled as ever
+    assert config({**preset, "quiet_ms": 3_000}, time_scale=30).quiet_ms == 3_000  # never above what was asked
+    assert config({"quiet_floor_ms": 5_000}, time_scale=60).quiet_ms == 5_000  # the default 30 s too
+    assert config({}, time_scale=60).quiet_ms == 500  # no floor (the default, 0): as before
+    assert config(preset).to_wire()["quiet_floor_ms"] == 5_000  # in the static config, for clients to see
+    assert not {"quiet_floor_ms", "grace_ms"} & set(config({}).to_wire())  # only when set
+
+
+def test_a_bid_in_the_grace_after_the_quiet_deadline_counts_and_the_close_waits_for_the_grace() -> None:
+    cfg = config({"quiet_ms": 5_000, "grace_ms": 250}, time_scale=10)  # the grace is the network's: not scaled
+    assert (cfg.quiet_ms, cfg.grace_ms) == (500, 250)
+    t = Table(Parsimonia(2, SEED, cfg))
+    g = t.g
+    a = t.open_auction(0, g.hands[0][0], 0)
+    assert g.auctions[a].closes_at == 500  # what players are told
+    t.at(700)  # past the deadline, within the grace
+    t.bid(1, a, 5)
+    assert g.auctions[a].closes_at == 1_200 and t.last("bid").data["closes_at"] == 1_200
+    t.at(1_449)
+    assert a in g.auctions
+    t.at(1_450)
+    assert a not in g.auctions and t.last("auction_closed").data["winner"] == 1
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_is_a_valid_table_whose_quiet_time_outlasts_any_time_scale(name: str) -> None:
+    options = preset_options(name)
+    assert PRESETS[name]["title"] and config(options) == config(options, time_scale=1)
+    assert config(options, time_scale=1000).quiet_ms >= 5_000
+    with pytest.raises(ValueError, match="the presets are quick, evening, full"):
+        preset_options("blitz")
 
 
 def test_no_options_give_the_seeds_clocks() -> None:

@@ -28,7 +28,6 @@ export function Admin() {
   const [health, setHealth] = useState<Record<string, any> | null>(null);
   const [figures, setFigures] = useState<Map<string, number>>(new Map());
   const [message, setMessage] = useState<string | null>(null);
-  const [paused, setPaused] = useState<Record<string, boolean>>({});
 
   const refresh = async () => {
     if (!token) return;
@@ -53,7 +52,6 @@ export function Admin() {
     try {
       await client.admin(token, action, fields);
       setMessage(done);
-      if (action === "pause" || action === "unpause") setPaused({ ...paused, [fields.table]: action === "pause" });
       refresh();
     } catch (e) { setMessage(errorText(e)); }
   };
@@ -99,12 +97,13 @@ export function Admin() {
               <td>{t.table}</td><td>{t.game}</td><td>{t.taken}/{t.seats}</td><td>{t.state}</td>
               <td class="actions">
                 {t.state !== "over" ? <>
-                  <button class="pause" onClick={() => run("pause", { table: t.table }, `Paused ${t.table}.`)}>Pause {t.table}</button>
-                  <button class="unpause" onClick={() => run("unpause", { table: t.table }, `Clocks of ${t.table} run again.`)}>Unpause {t.table}</button>
+                  {/* the clocks can be paused only while the game runs, and unpaused only while paused */}
+                  <button class="pause" disabled={t.state !== "running" || t.paused} onClick={() => run("pause", { table: t.table }, `Paused ${t.table}.`)}>Pause {t.table}</button>
+                  <button class="unpause" disabled={!t.paused} onClick={() => run("unpause", { table: t.table }, `Clocks of ${t.table} run again.`)}>Unpause {t.table}</button>
                   <button class="close danger" onClick={() => { if (confirm(`Close table ${t.table} now? Nobody wins.`)) run("close", { table: t.table }, `Closed ${t.table}.`); }}>Close {t.table}</button>
                 </> : null}
                 <a class="button" href={`#watch/${t.table}`}>Watch</a>
-                {paused[t.table] ? <span class="tag">paused</span> : null}
+                {t.paused ? <span class="tag" data-testid="table-paused">paused</span> : null}
               </td>
             </tr>))}</tbody>
         </table>
@@ -112,11 +111,11 @@ export function Admin() {
       <section class="panel" aria-label="connections">
         <h3>Connections ({conns.length})</h3>
         <table>
-          <thead><tr><th>id</th><th>peer</th><th>client</th><th>seats</th><th>follows</th><th></th></tr></thead>
+          <thead><tr><th>id</th><th>peer</th><th>client</th><th>players</th><th>follows</th><th></th></tr></thead>
           <tbody>{conns.map((c) => (
             <tr key={c.conn} data-conn={c.conn}>
               <td>{c.conn}</td><td>{c.peer}</td><td>{c.client}</td>
-              <td>{(c.seats ?? []).map((s: any) => `${s.table}#${s.seat}`).join(" ")}</td><td>{(c.tables ?? []).join(" ")}</td>
+              <td class="players">{(c.seats ?? []).map((s: any) => `${s.name ?? "?"} (${s.table}#${s.seat})`).join(", ")}</td><td>{(c.tables ?? []).join(" ")}</td>
               <td><button class="kick" onClick={() => run("kick", { conn: c.conn }, `Kicked connection ${c.conn}.`)}>Kick {c.conn}</button></td>
             </tr>))}</tbody>
         </table>

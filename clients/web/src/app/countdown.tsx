@@ -1,5 +1,8 @@
-// A deadline in server time as a live countdown, corrected by the ping/pong offset; frozen while the table
-// is paused (then the time left is counted from the view's own server time).
+// A deadline in server time as a live countdown, corrected by the ping/pong offset. The table's clocks may be
+// stopped (paused by the organiser, or the game over): then every countdown shows the time that was left at
+// the moment they stopped, and does not move.
+import { createContext } from "preact";
+import { useContext } from "preact/hooks";
 import { client, useTick } from "./conn";
 
 export function clockText(ms: number): string {
@@ -8,15 +11,31 @@ export function clockText(ms: number): string {
   return h ? `${h}:${String(m).padStart(2, "0")}:${String(sec).padStart(2, "0")}` : `${m}:${String(sec).padStart(2, "0")}`;
 }
 
-export function Countdown(props: { deadline: number | null | undefined; paused?: boolean; at?: number; label?: string }) {
+/** The table's clocks: running, or stopped at server time `at` because the table is paused or over. */
+export type Clocks = { stopped: null } | { stopped: "paused" | "over"; at: number };
+export const TableClocks = createContext<Clocks>({ stopped: null });
+
+/** The clocks of a table whose picture is `pic` and whose latest view was made at server time `viewTime`;
+ * `endedAt` is when the game ended, when the page knows it (its `result` event). */
+export function tableClocks(pic: Record<string, any>, viewTime: number, endedAt: number | null): Clocks {
+  if (pic.result) return { stopped: "over", at: endedAt ?? viewTime };
+  if (pic.paused) return { stopped: "paused", at: viewTime };
+  return { stopped: null };
+}
+
+export function Countdown(props: { deadline: number | null | undefined; label?: string }) {
   useTick(250);
-  const { deadline, paused, at, label } = props;
+  const clocks = useContext(TableClocks);
+  const { deadline, label } = props;
   if (deadline == null) return <span class="countdown off">{label ? `${label} –` : "–"}</span>;
-  const left = paused ? Math.max(0, deadline - (at ?? deadline)) : client.clock.remaining(deadline, client.now());
-  const urgent = !paused && left < 10000;
+  const stopped = clocks.stopped;
+  const left = stopped ? Math.max(0, deadline - clocks.at) : client.clock.remaining(deadline, client.now());
+  const paused = stopped === "paused";
+  const urgent = !stopped && left < 10000;
+  const state = stopped === "over" ? ", stopped: the game is over" : paused ? ", paused" : "";
   return (
-    <span class={`countdown${urgent ? " urgent" : ""}${paused ? " paused" : ""}`} data-deadline={deadline}
-      data-left={Math.round(left)} aria-label={`${label ?? "time left"}: ${clockText(left)}${paused ? ", paused" : ""}`}>
+    <span class={`countdown${urgent ? " urgent" : ""}${stopped ? ` stopped ${stopped}` : ""}`} data-deadline={deadline}
+      data-left={Math.round(left)} aria-label={`${label ?? "time left"}: ${clockText(left)}${state}`}>
       {label ? `${label} ` : ""}{clockText(left)}{paused ? <span class="pause-icon" aria-hidden="true" /> : null}
     </span>
   );

@@ -2,6 +2,30 @@
 // join by name, watch, or take a seat back from a seat code or link.
 import { useEffect, useState } from "preact/hooks";
 import { adminToken, client, errorText, parseSeatCode, seats, useClient } from "./conn";
+import PRESETS from "../../../../server/games/parsimonia/presets.json";
+
+/** A quiet time people can bid in, whatever the clock speed: custom Parsimonia clocks get this floor (as the
+ * presets do, docs/rules/parsimonia.md). */
+const HUMAN_QUIET_FLOOR_MS = 5000;
+/** And a bid sent at a quiet deadline is not lost on its way (`grace_ms`). */
+const HUMAN_GRACE_MS = 250;
+
+/** Parsimonia's options from the lobby's clock choice: a preset's, or custom minutes and seconds (blank: the
+ * rules' own), always with a quiet time that the clock speed cannot take below a person's reach. */
+export function parsimoniaClocks(choice: string, custom: { game: string; turn: string; quiet: string }):
+    Record<string, number> {
+  const preset = (PRESETS as Record<string, { title: string; options: Record<string, number> }>)[choice];
+  if (preset) return { ...preset.options };
+  const out: Record<string, number> = { quiet_floor_ms: HUMAN_QUIET_FLOOR_MS, grace_ms: HUMAN_GRACE_MS };
+  const put = (key: string, text: string, unit: number) => {
+    const v = parseFloat(text);
+    if (v > 0) out[key] = Math.max(1, Math.round(v * unit));
+  };
+  put("game_ms", custom.game, 60_000);
+  put("turn_ms", custom.turn, 1000);
+  put("quiet_ms", custom.quiet, 1000);
+  return out;
+}
 
 const GAME_TITLES: Record<string, string> = { parsimonia: "Parsimonia", "gift-of-tulips": "Gift of Tulips", kupcy: "Kupcy" };
 
@@ -14,6 +38,8 @@ export function Lobby() {
   const [game, setGame] = useState("parsimonia");
   const [seatCount, setSeatCount] = useState("2");
   const [scale, setScale] = useState("1");
+  const [clocks, setClocks] = useState("quick");
+  const [custom, setCustom] = useState({ game: "", turn: "", quiet: "" });
 
   const refresh = async () => {
     try { setTables(await client.listTables()); } catch (e) { setMessage(errorText(e)); }
@@ -42,6 +68,7 @@ export function Lobby() {
       const s = parseFloat(scale);
       if (s && s !== 1) extra.time_scale = s;
       if (admin) extra.admin = admin;
+      if (game === "parsimonia") extra.options = parsimoniaClocks(clocks, custom);
       const table = await client.create(game, parseInt(seatCount, 10), extra);
       setMessage(`Created table ${table}.`);
       refresh();
@@ -71,6 +98,9 @@ export function Lobby() {
               <td>{t.table}</td><td>{GAME_TITLES[t.game] ?? t.game}</td><td>{t.taken}/{t.seats}</td><td>{t.state}</td><td>{t.spectators}</td>
               <td class="actions">
                 {seats.get(t.table) && t.state !== "waiting" ? <a class="button" href={`#${t.table}`}>My seat</a> : null}
+                {t.state === "running" && t.paused && !seats.get(t.table)
+                  ? <span class="tag held" title="a tournament table waits for its players">
+                    held for its players: open your link</span> : null}
                 {t.state === "waiting" && t.taken < t.seats ? <button class="join" onClick={() => join(t.table)}>Join {t.table}</button> : null}
                 <a class="button watch" href={`#watch/${t.table}`}>Watch</a>
               </td>
@@ -87,6 +117,16 @@ export function Lobby() {
         <label>Game <select value={game} onChange={(e) => setGame((e.target as HTMLSelectElement).value)}>
           {games.map((g) => <option key={g} value={g}>{GAME_TITLES[g] ?? g}</option>)}</select></label>
         <label>Seats <input type="number" min={2} max={6} value={seatCount} onInput={(e) => setSeatCount((e.target as HTMLInputElement).value)} /></label>
+        {game === "parsimonia" ? <>
+          <label>Clocks <select value={clocks} onChange={(e) => setClocks((e.target as HTMLSelectElement).value)}>
+            {Object.entries(PRESETS).map(([k, p]) => <option key={k} value={k}>{p.title}</option>)}
+            <option value="custom">my own times</option></select></label>
+          {clocks === "custom" ? <>
+            {([["game", "game min", "120"], ["turn", "turn s", "300"], ["quiet", "quiet s", "30"]] as const).map(([k, label, rules]) => (
+              <label key={k}>{label} <input type="number" min={1} step="any" value={custom[k]} placeholder={rules}
+                onInput={(e) => setCustom({ ...custom, [k]: (e.target as HTMLInputElement).value })} /></label>))}
+          </> : null}
+        </> : null}
         <label>Clock speed × <input type="number" min={0.001} step="any" value={scale} onInput={(e) => setScale((e.target as HTMLInputElement).value)} /></label>
         <button type="submit">Create a table</button>
       </form>

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { gameModule } from "../games/index";
 import { EventLog, ResultBanner, who } from "../games/common";
 import { client, errorText, eventLog, seats, useClient } from "./conn";
+import { TableClocks, tableClocks } from "./countdown";
 import { Standings } from "./standings";
 
 export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
@@ -59,6 +60,7 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
   };
   const log = eventLog(table);
   const startEv = log.find((l) => l.event.type === "game_started");
+  const endEv = log.find((l) => l.event.type === "result");
   const start = pic.started_at ?? (pic.deadlines?.game != null && pic.config?.game_ms ? pic.deadlines.game - pic.config.game_ms : startEv?.time ?? null);
   return (
     <main class="page table" data-table={table} data-game={t.game} data-mode={mode}>
@@ -75,10 +77,10 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
           <ul>{(pic.seats ?? []).map((s: any) => <li key={s.seat}>{s.name}{s.connected ? "" : " (away)"}</li>)}</ul>
         </section>
       ) : (
-        <>
+        <TableClocks.Provider value={tableClocks(pic, t.time, endEv?.time ?? null)}>
           <ResultBanner pic={pic} score={(v) => (t.game === "parsimonia" ? `$${v}` : `${v} pt`)} />
-          <game.View pic={pic} legal={mode === "seat" ? t.legal : []} act={act} paused={paused} time={t.time} table={table} />
-        </>
+          <game.View pic={pic} legal={mode === "seat" && !pic.result ? t.legal : []} act={act} table={table} />
+        </TableClocks.Provider>
       )}
       <EventLog log={log} pic={pic} game={game} start={start} />
       {mode === "watch" ? <Standings /> : null}

@@ -27,6 +27,7 @@ const REASONS: Record<string, string> = {
   not_seller: "only the seller may do that",
   no_such_auction: "that auction has ended",
   cannot_pick_winner: "that player cannot win this auction now",
+  price_changed: "that bid changed before your click arrived: look at the auction again",
   already_ready: "you are ready already",
   wrong_step: "that is not what the game is waiting for now",
 };

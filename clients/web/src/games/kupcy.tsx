@@ -6,7 +6,7 @@ import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { eventLog } from "../app/conn";
 import { Countdown } from "../app/countdown";
-import { who, type GameModule, type GameProps, type Pic } from "./common";
+import { overText, who, type GameModule, type GameProps, type Pic } from "./common";
 import { cardTable, lastTrade, marketState, score, splitFor, strikingCharter } from "./kupcy-rules.js";
 import { cards, charterName, commandLabel, describe, effectText, kupcyCard, ORIGIN_NAMES, COINS } from "./kupcy-words";
 
@@ -38,16 +38,16 @@ function Move(props: { pic: Pic; c: Record<string, any>; act: GameProps["act"]; 
   );
 }
 
-function Status({ pic, paused, time }: GameProps) {
+function Status({ pic }: GameProps) {
   const dl = pic.deadlines ?? {};
-  const head = pic.phase === "split" ? "The opening split: each player seals 2 cards for the warehouse"
+  const head = pic.result ? overText(pic) : pic.phase === "split" ? "The opening split: each player seals 2 cards for the warehouse"
     : pic.phase === "over" ? "Game over"
     : `${pic.phase === "final" ? "The last round" : `Turn ${pic.turn}`}: ${who(pic, pic.current)}${pic.step ? ` ${STEPS[pic.step] ?? pic.step}` : " to play"}`;
   return (
     <section class="panel status" aria-label="game status">
       <div class="row">
         <strong data-testid="phase">{head}</strong>
-        {DEADLINES.filter(([k]) => dl[k] != null).map(([k, label]) => <Countdown key={k} deadline={dl[k]} paused={paused} at={time} label={label} />)}
+        {DEADLINES.filter(([k]) => dl[k] != null).map(([k, label]) => <Countdown key={k} deadline={dl[k]} label={label} />)}
       </div>
       <div class="row small"><span>deck {pic.deck_count}</span><span>out of the game {(pic.out ?? []).length}</span>
         {(pic.last_round ?? []).length ? <span>still to sell: {(pic.last_round as number[]).map((s) => who(pic, s)).join(", ")}</span> : null}</div>
@@ -101,7 +101,7 @@ function Rounds(props: { pic: Pic; rounds: { round: number; offers: [number, num
 }
 
 function Market(props: GameProps) {
-  const { pic, legal, act, paused, time, table } = props;
+  const { pic, legal, act, table } = props;
   const m = marketState(pic);
   if (!m) {
     const last = lastTrade(eventLog(table));
@@ -125,7 +125,7 @@ function Market(props: GameProps) {
       <div class="row">
         <span>Sealed offers{m.rebid ? ` (round ${m.round})` : ""}:</span>
         {m.sealed.map((s: any) => <span key={s.seat} class={`tag${s.offered ? " sealed" : ""}`} data-seat={s.seat}>{who(pic, s.seat)}: {s.offered ? "sealed ✓" : "thinking…"}</span>)}
-        <Countdown deadline={m.deadline} paused={paused} at={time} label="offers close in" />
+        <Countdown deadline={m.deadline} label="offers close in" />
       </div>
       {m.mine != null ? <p data-testid="my-offer">Your sealed offer: <KCard pic={pic} id={m.mine} /> (nobody sees it before the reveal)</p> : null}
       {offers.length ? (
@@ -142,7 +142,7 @@ function Market(props: GameProps) {
   );
 }
 
-function Charter({ pic, legal, act, paused, time, table }: GameProps) {
+function Charter({ pic, legal, act, table }: GameProps) {
   const strike = strikingCharter(eventLog(table));
   const debt = pic.debt;
   const pays = legal.filter((c) => c.type === "pay");
@@ -156,7 +156,7 @@ function Charter({ pic, legal, act, paused, time, table }: GameProps) {
       {debt ? (
         <>
           <p>{debt.cards != null ? `${debt.cards} card(s)` : `cards worth ${debt.worth}`} still to pay from the {debt.zone}
-            {" "}<Countdown deadline={pic.deadlines?.decide} paused={paused} at={time} label="decide within" /></p>
+            {" "}<Countdown deadline={pic.deadlines?.decide} label="decide within" /></p>
           {pays.length ? <div class="actions" role="group" aria-label="pay the charter">{pays.map((c) => <Move key={c.card} pic={pic} c={c} act={act} label={<>Pay <KCard pic={pic} id={c.card} /></>} />)}</div> : null}
         </>
       ) : null}
@@ -164,13 +164,13 @@ function Charter({ pic, legal, act, paused, time, table }: GameProps) {
   );
 }
 
-function Drawn({ pic, legal, act, paused, time }: GameProps) {
+function Drawn({ pic, legal, act }: GameProps) {
   const keeps = legal.filter((c) => c.type === "keep");
   if (pic.step !== "keep") return null;
   if (!keeps.length || pic.drawn == null) return <section class="panel small">{who(pic, pic.current)} decides where the drawn card goes (hidden until it is placed).</section>;
   return (
     <section class="panel k-drawn" aria-label="drawn card">
-      <h3>You drew <KCard pic={pic} id={pic.drawn} />: where does it go? <Countdown deadline={pic.deadlines?.decide} paused={paused} at={time} label="decide within" /></h3>
+      <h3>You drew <KCard pic={pic} id={pic.drawn} />: where does it go? <Countdown deadline={pic.deadlines?.decide} label="decide within" /></h3>
       <div class="actions">
         {keeps.map((c) => <Move key={String(c.out)} pic={pic} c={c} act={act}
           label={c.where === "warehouse" ? "To the warehouse (everyone sees it)" : <>Into the ship, <KCard pic={pic} id={c.out} /> to the warehouse</>} />)}
@@ -179,7 +179,7 @@ function Drawn({ pic, legal, act, paused, time }: GameProps) {
   );
 }
 
-function Stow({ pic, legal, act, paused, time }: GameProps) {
+function Stow({ pic, legal, act }: GameProps) {
   const loads = legal.filter((c) => c.type === "load"), unloads = legal.filter((c) => c.type === "unload");
   const stowing: number[] = pic.stowing ?? [];
   if (!stowing.length) return null;
@@ -188,20 +188,20 @@ function Stow({ pic, legal, act, paused, time }: GameProps) {
   const target = Math.min(5, me?.owned ?? 5);
   return (
     <section class="panel k-stow" aria-label="stow your ship">
-      <h3>Stow your ship: {(pic.ship ?? []).length} of {target} cards <Countdown deadline={pic.deadlines?.stow} paused={paused} at={time} label="stow within" /></h3>
+      <h3>Stow your ship: {(pic.ship ?? []).length} of {target} cards <Countdown deadline={pic.deadlines?.stow} label="stow within" /></h3>
       {loads.length ? <div class="actions" role="group" aria-label="load from the warehouse">{loads.map((c) => <Move key={c.card} pic={pic} c={c} act={act} label={<>Load <KCard pic={pic} id={c.card} /></>} />)}</div> : null}
       {unloads.length ? <div class="actions" role="group" aria-label="unload to the warehouse">{unloads.map((c) => <Move key={c.card} pic={pic} c={c} act={act} label={<>Unload <KCard pic={pic} id={c.card} /></>} />)}</div> : null}
     </section>
   );
 }
 
-function Sale({ pic, legal, act, paused, time }: GameProps) {
+function Sale({ pic, legal, act }: GameProps) {
   const sells = legal.filter((c) => c.type === "sell" || c.type === "pass");
   if (pic.step !== "sell") return null;
   if (!sells.length) return <section class="panel small">{who(pic, pic.current)} may sell one goods card.</section>;
   return (
     <section class="panel k-sale" aria-label="the last round's sale">
-      <h3>The last round: sell one goods card of yours, or pass <Countdown deadline={pic.deadlines?.decide} paused={paused} at={time} label="decide within" /></h3>
+      <h3>The last round: sell one goods card of yours, or pass <Countdown deadline={pic.deadlines?.decide} label="decide within" /></h3>
       <div class="actions">{sells.map((c) => <Move key={c.card ?? "pass"} pic={pic} c={c} act={act} label={c.type === "pass" ? "Pass (no sale)" : <>Sell <KCard pic={pic} id={c.card} /></>} />)}</div>
     </section>
   );

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { Countdown, clockText } from "../app/countdown";
 import { fill, findLegal } from "../protocol/index.js";
-import { names, who, type GameModule, type GameProps, type Pic } from "./common";
+import { names, overText, who, type GameModule, type GameProps, type Pic } from "./common";
 
 type CardRow = [number, string, number, number];
 
@@ -32,7 +32,7 @@ function Card(props: { pic: Pic; id: number; on?: number | null }) {
 }
 
 function Auction(props: GameProps & { a: Record<string, any> }) {
-  const { a, pic, legal, act, paused, time } = props;
+  const { a, pic, legal, act } = props;
   const bid = findLegal(legal, "bid", { auction: a.id })[0];
   const closes = findLegal(legal, "close", { auction: a.id });
   const [amount, setAmount] = useState<string>("");
@@ -43,7 +43,7 @@ function Auction(props: GameProps & { a: Record<string, any> }) {
         <strong>#{a.id}</strong> {a.lot.map((c: number) => <Card key={c} pic={pic} id={c} />)}
         <span>by {who(pic, a.seller)}</span>
         <span class="price">{a.high != null ? `high $${a.high} (${who(pic, a.high_bidder)})` : `from $${a.start_price}`}</span>
-        <Countdown deadline={a.closes_at} paused={paused} at={time} label="quiet" />
+        <Countdown deadline={a.closes_at} label="quiet" />
       </div>
       {a.bids.length ? <div class="bids">bids: {a.bids.map(([s, v]: number[]) => `${who(pic, s)} $${v}`).join(", ")}</div> : null}
       <div class="actions">
@@ -57,11 +57,16 @@ function Auction(props: GameProps & { a: Record<string, any> }) {
             </form>
           </>
         ) : null}
-        {closes.map((c) => (
-          <button key={String(c.winner)} class={c.winner == null ? "no-sale" : "sell"} onClick={() => act(c)}>
-            {c.winner == null ? "No sale" : `Sell to ${who(pic, c.winner)} for $${(a.bids.find((b: number[]) => b[0] === c.winner) ?? [0, 0])[1]}`}
-          </button>
-        ))}
+        {closes.map((c) => {
+          // a sale carries the price its button shows: if the bid moved meanwhile, the server refuses it
+          const price = c.winner == null ? null : (a.bids.find((b: number[]) => b[0] === c.winner) ?? [0, 0])[1];
+          return (
+            <button key={String(c.winner)} class={c.winner == null ? "no-sale" : "sell"} data-price={price ?? undefined}
+              onClick={() => act(price == null ? c : { ...c, price })}>
+              {price == null ? "No sale" : `Sell to ${who(pic, c.winner)} for $${price}`}
+            </button>
+          );
+        })}
       </div>
     </li>
   );
@@ -104,7 +109,7 @@ function GiftForm({ legal, act, pic }: GameProps) {
 }
 
 function View(props: GameProps) {
-  const { pic, legal, act, paused, time } = props;
+  const { pic, legal, act } = props;
   const dl = pic.deadlines ?? {};
   const my = pic.seat;
   const one = (type: string) => findLegal(legal, type)[0];
@@ -114,15 +119,15 @@ function View(props: GameProps) {
   const ready = one("ready"), endTurn = one("end_turn"), drawnAuction = one("auction_drawn");
   const vote = one("vote_end"), quit = one("quit");
   const [drawnPrice, setDrawnPrice] = useState("0");
-  const phase = pic.phase === "turns" ? `turn ${pic.turn}: ${who(pic, pic.current)} to play` : String(pic.phase).replace("_", " ");
+  const phase = pic.result ? overText(pic) : pic.phase === "turns" ? `turn ${pic.turn}: ${who(pic, pic.current)} to play` : String(pic.phase).replace("_", " ");
   return (
     <div class="parsimonia">
       <section class="panel status" aria-label="game status">
         <div class="row">
           <strong data-testid="phase">{phase}</strong>
-          <Countdown deadline={dl.game} paused={paused} at={time} label="game" />
-          {dl.opening != null ? <Countdown deadline={dl.opening} paused={paused} at={time} label="opening" /> : null}
-          {dl.turn != null ? <Countdown deadline={dl.turn} paused={paused} at={time} label="turn" /> : null}
+          <Countdown deadline={dl.game} label="game" />
+          {dl.opening != null ? <Countdown deadline={dl.opening} label="opening" /> : null}
+          {dl.turn != null ? <Countdown deadline={dl.turn} label="turn" /> : null}
           {pic.turn_over ? <span class="tag">time is up</span> : null}
         </div>
         <div class="row small">
@@ -152,12 +157,12 @@ function View(props: GameProps) {
         <section class="panel" aria-label="place a bought card">
           <h3>Where does your bought card go?</h3>
           {placeBought.map((p) => <button key={`${p.card}-${p.resource}`} class="place-bought" onClick={() => act(p)}>{cardText(pic, p.card)} on {cardText(pic, p.resource)}</button>)}
-          {(pic.bought ?? []).filter((b: any) => b.seat === my).map((b: any) => <Countdown key={b.card} deadline={b.deadline} paused={paused} at={time} label="choose within" />)}
+          {(pic.bought ?? []).filter((b: any) => b.seat === my).map((b: any) => <Countdown key={b.card} deadline={b.deadline} label="choose within" />)}
         </section>
       ) : null}
 
       <section class="panel auctions" aria-label="open auctions">
-        <h3>Auctions ({(pic.auctions ?? []).length})</h3>
+        <h3>Auctions ({(pic.auctions ?? []).length}){pic.result && (pic.auctions ?? []).length ? ": never settled, the game is over" : ""}</h3>
         <ul>{(pic.auctions ?? []).map((a: any) => <Auction key={a.id} {...props} a={a} />)}</ul>
       </section>
 
@@ -228,4 +233,13 @@ function describe(e: Record<string, any>, pic: Pic): string | null {
   }
 }
 
-export const parsimonia: GameModule = { title: "Parsimonia", View, describe };
+/** Bids one after another on one auction read as one line: "auction 3: 12 bids, now $34 by Ann". */
+const runs: GameModule["runs"] = {
+  key: (e) => (e.type === "bid" ? `bid:${e.auction}` : null),
+  line: (events, pic) => {
+    const last = events[events.length - 1];
+    return `auction ${last.auction}: ${events.length} bids, now $${last.amount} by ${who(pic, last.seat)}`;
+  },
+};
+
+export const parsimonia: GameModule = { title: "Parsimonia", View, describe, runs };

@@ -2,7 +2,7 @@
 // keep, give and add would score now, computed from the public view and the static scoring tables.
 import { Countdown } from "../app/countdown";
 import { findLegal } from "../protocol/index.js";
-import { names, who, type GameModule, type GameProps, type Pic } from "./common";
+import { names, overText, who, type GameModule, type GameProps, type Pic } from "./common";
 
 const PLACES = ["1st", "2nd", "3rd", "4th"];
 
@@ -48,7 +48,7 @@ function Tulip(props: { pic: Pic; id: number }) {
   return <span class={`tulip v-${c?.variety ?? "x"}`} data-card={props.id} title={tulipText(props.pic, props.id)}>{c ? `${c.variety} ${c.value}` : "?"}</span>;
 }
 
-function View({ pic, legal, act, paused, time }: GameProps) {
+function View({ pic, legal, act }: GameProps) {
   const dl = pic.deadlines ?? {};
   const ranking: [string, number][] = pic.festival?.ranking ?? [];
   const chooses = findLegal(legal, "choose");
@@ -60,14 +60,14 @@ function View({ pic, legal, act, paused, time }: GameProps) {
   const pts = drawn != null ? actionPoints(pic, drawn) : null;
   const c = drawn != null ? cardOf(pic, drawn) : null;
   const after = c ? rankAfterAdd(ranking, c.variety, c.value) : null;
-  const phase = pic.phase === "turns" ? `round ${pic.round}, turn ${pic.turn}: ${who(pic, pic.current)} to play` : pic.phase;
+  const phase = pic.result ? overText(pic) : pic.phase === "turns" ? `round ${pic.round}, turn ${pic.turn}: ${who(pic, pic.current)} to play` : pic.phase;
   return (
     <div class="tulips">
       <section class="panel status" aria-label="game status">
         <div class="row">
           <strong data-testid="phase">{phase}</strong>
-          {dl.setup != null ? <Countdown deadline={dl.setup} paused={paused} at={time} label="set-up" /> : null}
-          {dl.action != null ? <Countdown deadline={dl.action} paused={paused} at={time} label="action" /> : null}
+          {dl.setup != null ? <Countdown deadline={dl.setup} label="set-up" /> : null}
+          {dl.action != null ? <Countdown deadline={dl.action} label="action" /> : null}
         </div>
         <div class="row small"><span>deck {pic.deck_count}</span><span data-testid="secret-count">Secret Festival: {pic.secret_count} card(s)</span>
           <span>{pic.turns_each ? `${pic.turns_each} turns each` : ""}</span></div>

@@ -33,9 +33,13 @@ export class ClockOffset {
     this.rtt = best.rtt;
   }
 
-  /** A rough estimate before any pong: a server time seen at local time `local` (e.g. welcome). */
+  /** A fresh start from a server time seen at local time `local` (a connection's `welcome`): the samples of
+   * an earlier connection are dropped, since the server may have been restarted meanwhile, its clock resuming
+   * where it stopped (a rough estimate until the first pong). */
   seed(local, serverTime) {
-    if (this.offset === null) this.offset = serverTime - local;
+    this.samples = [];
+    this.offset = serverTime - local;
+    this.rtt = null;
   }
 
   /** Server time now, from the local clock `local` (ms). */
