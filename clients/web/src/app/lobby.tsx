@@ -27,7 +27,10 @@ export function parsimoniaClocks(choice: string, custom: { game: string; turn: s
   return out;
 }
 
-const GAME_TITLES: Record<string, string> = { parsimonia: "Parsimonia", "gift-of-tulips": "Gift of Tulips", kupcy: "Kupcy" };
+/** A game's title as the server's welcome says it (its manifest), or its name. */
+function title(game: string): string {
+  return client.welcome?.display?.[game]?.title ?? game;
+}
 
 export function Lobby() {
   useClient(["status", "welcome"]);
@@ -83,7 +86,7 @@ export function Lobby() {
     seats.offer(seat.table, seat.token);
     location.hash = `#${seat.table}`;
   };
-  const games: string[] = client.welcome?.games ?? Object.keys(GAME_TITLES);
+  const games: string[] = client.welcome?.games ?? [];
   return (
     <main class="page lobby">
       <h2>Tables</h2>
@@ -95,7 +98,7 @@ export function Lobby() {
         <tbody>
           {(tables ?? []).map((t) => (
             <tr key={t.table} data-table={t.table} data-state={t.state}>
-              <td>{t.table}</td><td>{GAME_TITLES[t.game] ?? t.game}</td><td>{t.taken}/{t.seats}</td><td>{t.state}</td><td>{t.spectators}</td>
+              <td>{t.table}</td><td>{title(t.game)}</td><td>{t.taken}/{t.seats}</td><td>{t.state}</td><td>{t.spectators}</td>
               <td class="actions">
                 {seats.get(t.table) && t.state !== "waiting" ? <a class="button" href={`#${t.table}`}>My seat</a> : null}
                 {t.state === "running" && t.paused && !seats.get(t.table)
@@ -115,7 +118,7 @@ export function Lobby() {
       </form>
       <form class="panel inline" onSubmit={create} aria-label="new table">
         <label>Game <select value={game} onChange={(e) => setGame((e.target as HTMLSelectElement).value)}>
-          {games.map((g) => <option key={g} value={g}>{GAME_TITLES[g] ?? g}</option>)}</select></label>
+          {games.map((g) => <option key={g} value={g}>{title(g)}</option>)}</select></label>
         <label>Seats <input type="number" min={2} max={6} value={seatCount} onInput={(e) => setSeatCount((e.target as HTMLInputElement).value)} /></label>
         {game === "parsimonia" ? <>
           <label>Clocks <select value={clocks} onChange={(e) => setClocks((e.target as HTMLSelectElement).value)}>

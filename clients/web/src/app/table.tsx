@@ -50,6 +50,7 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
 
   const t = client.tables.get(table);
   const pic = client.picture(table);
+  const currency: string = t ? client.welcome?.display?.[t.game]?.currency ?? "" : ""; // the game's manifest says it
   if (problem) return <main class="page"><p role="alert" class="problem">{problem}</p><a href="#">Back to the lobby</a></main>;
   if (!t || !pic) return <main class="page"><p aria-busy="true">Connecting to table {table}…</p></main>;
   const game = gameModule(t.game);
@@ -78,7 +79,7 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
         </section>
       ) : (
         <TableClocks.Provider value={tableClocks(pic, t.time, endEv?.time ?? null)}>
-          <ResultBanner pic={pic} score={(v) => (t.game === "parsimonia" ? `$${v}` : `${v} pt`)} />
+          <ResultBanner pic={pic} score={(v) => (currency ? `${currency}${v}` : `${v} pt`)} />
           <game.View pic={pic} legal={mode === "seat" && !pic.result ? t.legal : []} act={act} table={table} />
         </TableClocks.Provider>
       )}
