@@ -14,8 +14,10 @@ moves only when nothing at all is left to do.
   so trio-websocket's client (the SDK, ``watch``, the director's link, the raw test clients) and the HTTP tests
   reach it unchanged. Any other address or port is refused, as a port nobody listens on is: no test on the
   autojump clock reaches the kernel's network;
-* ``trio.to_thread.run_sync``: the work (the journal's writes and syncs, a static file's read) is done in the
-  trio thread, at once, so that time cannot move on while a thread works.
+* ``trio.to_thread.run_sync`` and the log's writer thread (``server.journal.Writer.run``): the work (the log's
+  writes and syncs, a static file's read) is done in the trio thread, at once, so that time cannot move on while a
+  thread works (the autojump clock would jump to the next deadline: a toy game's choice would time out while its
+  command is being made durable). The writer's real-time pause between rounds under load is skipped.
 
 Each end is a trio ``HalfCloseableStream`` and also offers what the server's WebSocket writes with: a
 non-blocking ``send`` that takes what fits and raises ``BlockingIOError`` when nothing does, and ``shutdown``.
@@ -28,13 +30,14 @@ from __future__ import annotations
 import errno
 import itertools
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 import trio
 
-from server import app
+from server import app, journal
 
 CAPACITY = 256 * 1024  # bytes each direction holds before a writer must wait (loopback's buffers are larger)
 FIRST_PORT = 41000
@@ -157,6 +160,11 @@ async def _in_this_thread(fn: Callable[..., Any], *args: Any, **_options: Any) -
     return fn(*args)
 
 
+async def _in_the_writer(_writer: journal.Writer, fn: Callable[..., Any], *args: Any) -> Any:
+    await trio.lowlevel.checkpoint()
+    return None if fn is time.sleep else fn(*args)
+
+
 class _Names:
     """What trio-websocket asks of a stream's socket: the two ends' addresses."""
 
@@ -190,6 +198,7 @@ class MemoryNetwork:
 
         monkeypatch.setattr(trio, "open_tcp_stream", open_tcp_stream)
         monkeypatch.setattr(trio.to_thread, "run_sync", _in_this_thread)
+        monkeypatch.setattr(journal.Writer, "run", _in_the_writer)
         monkeypatch.setattr(app, "serve_tcp", self.serve)
 
     async def serve(self, handler: Handler, host: str, port: int, *,
