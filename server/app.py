@@ -22,6 +22,7 @@ from server.storage import DataDir
 from server.transport.http import HttpConnection, text, wants_websocket, websocket_refusal
 from server.transport.listen import serve_tcp
 from server.transport.websocket import open_websocket
+from server.turns import Turns
 from server.web import Web
 
 # sent, without waiting, to an address over its HTTP connections: it has not even been read
@@ -57,6 +58,7 @@ class Server:
         # shared by each address's connections (server/connection.py)
         self.address_messages = AddressBuckets(config.client.address_messages_per_s, config.client.burst_s)
         self.address_bytes = AddressBuckets(config.client.address_bytes_per_s, config.client.burst_s)
+        self.turns = Turns()  # each address's turn at reading (server/turns.py)
         self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
         self.started = 0.0

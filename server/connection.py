@@ -1,5 +1,8 @@
 """One client connection: one task that reads and checks every frame; sending never waits.
 
+It handles what its client sent in its address's turns (``server.turns``): under overload each address gets an
+equal share of the server's time, however many connections it has.
+
 The server never waits on a client: ``send`` writes the frame at once, or queues it when the client
 reads slowly, or, when that queue is full, drops the connection (``server.transport.websocket``). The
 client may reconnect and resume its seat.
@@ -13,6 +16,8 @@ created, the time to say hello, and silence (a quiet client is pinged, then clos
 from __future__ import annotations
 
 import itertools
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -26,6 +31,7 @@ from server.limits import TokenBucket, spread
 from server.table import REPLAY_LIMIT, Request
 from server.transport import frames
 from server.transport.websocket import WebSocket
+from server.turns import QUANTUM
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -120,17 +126,40 @@ class Connection:
         if hello_scope.cancelled_caught:
             self.close("no hello in time")
             return
-        if first is None or not self._hello(first):
+        if first is None or not await self._in_turn(lambda: self._hello(first)):
             return
         while not self.closed:
             with trio.move_on_at(self._idle_deadline()) as idle:
                 while not self.closed:
-                    msg = await self._receive()
-                    if msg is None:
+                    await self.ws.wait_input()
+                    if not await self._in_turn(self._handle_some):
                         return
-                    self._dispatch(msg)
             if idle.cancelled_caught:
                 self._idle()
+
+    async def _in_turn(self, handle: Callable[[], bool]) -> bool:
+        """``handle()`` in a turn of this connection's address (``server.turns``), charged the server time it took."""
+        turns = self.server.turns
+        await turns.acquire(self.address)
+        started = time.thread_time()  # CPU time: a turn the system preempted is not charged for the wait
+        try:
+            return handle()
+        finally:
+            turns.release(self.address, time.thread_time() - started)
+
+    def _handle_some(self) -> bool:
+        """In a turn: at most ``QUANTUM`` of the messages that have come, each checked and handled. False once the
+        connection is over."""
+        for _ in range(QUANTUM):
+            frame = self.ws.receive_nowait()
+            if frame is None:
+                return not self.ws.over
+            msg = self._checked(frame)
+            if msg is not None:
+                self._dispatch(msg)
+            if self.closed:
+                return False
+        return True
 
     def _idle_deadline(self) -> float:
         limits = self.client
@@ -160,13 +189,19 @@ class Connection:
             frame = await self.ws.receive()
             if frame is None:
                 return None
-            if not self._within_rates(frame):
-                continue
-            self._strikes = 0
-            try:
-                return decode(frame, self.limits)
-            except ProtocolError as err:
-                self._fail(err, None)
+            msg = self._checked(frame)
+            if msg is not None:
+                return msg
+        return None
+
+    def _checked(self, frame: bytes | str) -> dict[str, Any] | None:
+        """``frame`` decoded, if it is within the rates and decodes; else answered here, and None."""
+        if not self._within_rates(frame):
+            return None
+        try:
+            return decode(frame, self.limits)
+        except ProtocolError as err:
+            self._fail(err, None)
         return None
 
     def _within_rates(self, frame: bytes | str) -> bool:

@@ -39,6 +39,8 @@ class Flood:
     count: int  # connections (the rate and stalled floods use one, again and again)
     seconds: float  # how long the flood lasts once it is on
     rss_per_conn_kb: int = 0  # what each flooding connection may cost the server at most, beyond 32 MiB
+    addresses: int = 1  # busy: the source addresses its connections come from
+    rate: float = 190.0  # busy: pings a second per connection
 
 
 FLOODS = {
@@ -47,6 +49,11 @@ FLOODS = {
     "slowloris": Flood(500, 14.0, 64),
     "stalled": Flood(1, 8.0),
     "idle": Flood(5000, 15.0, 96),
+    # 256 connections of one address, each under its own rate (200/s), all together far over the address's (2,000/s)
+    "busy": Flood(256, 12.0, 64),
+    # 16 addresses, each under its own budget (16 x 120/s = 1,920/s), 30,720 pings a second in all: more than the
+    # server can answer, so each address gets its share of the server's time (server/turns.py)
+    "busy16": Flood(256, 12.0, 64, addresses=16, rate=120.0),
 }
 SLICE = {"stalled"}  # what make test runs
 
@@ -89,7 +96,8 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
     flood = FLOODS[kind]
     raise_nofile(2 * flood.count + 1024)
     # idle: 200 connections an address, opened at once, stand for 200 hosts; over one address's handshake rate
-    lifted = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000") if kind == "idle" else ()
+    lifted = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000") \
+        if kind in ("idle", "busy", "busy16") else ()
     served = Served(tmp_path, "--data", str(tmp_path / "data"), "--sync", "write", *lifted)
     port = await served.start()
     flooder: trio.Process | None = None
@@ -100,8 +108,10 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
             out = tmp_path / "flood.out"
             with open(out, "wb") as f, open(tmp_path / "flood.err", "wb") as err:
                 flooder = await trio.lowlevel.open_process(
-                    [sys.executable, "-m", "tests.faults.flood", kind, "--port", str(port), "--count",
-                     str(flood.count), "--seconds", str(flood.seconds), "--table", table.table],
+                    # niced: the flooder stands for another host, not for a process taking the normal table's CPU
+                    ["nice", "-n", "10", sys.executable, "-m", "tests.faults.flood", kind.rstrip("0123456789"),
+                     "--port", str(port), "--count", str(flood.count), "--seconds", str(flood.seconds), "--table", table.table,
+                     "--addresses", str(flood.addresses), "--rate", str(flood.rate)],
                     stdout=f, stderr=err, cwd=ROOT, env={**ENV, "PYTHONPATH": str(ROOT)})
             await wait_line(out, "READY", flooder, timeout=120)
             during, metrics_during = served.sample(), await scrape(port)  # the flood on, before measuring
@@ -160,6 +170,10 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
         dropped = metrics_after["parsimonia_slow_clients_dropped_total"] - \
             metrics_before["parsimonia_slow_clients_dropped_total"]
         assert dropped >= result["drops"], (dropped, result)
+    elif kind == "busy":  # its address's budget closes its connections (strikes), then refuses it for a while
+        assert result["closes"] + result["refused"] > 0 and result["bytes_read"] > 0, result
+    elif kind == "busy16":  # every address served, each within its budget
+        assert result["opened"] >= flood.count and result["bytes_read"] > 0, result
     elif kind == "idle":  # every idle connection held open, and counted
         assert result["opened"] == result["still_open"] == flood.count, result
         assert metrics_during["parsimonia_connections"] >= flood.count + 2
