@@ -84,7 +84,8 @@ TABLE_SUMMARY = Record(
         "taken": Int(0, MAX_SEATS),
         "state": Enum(("waiting", "running", "over")),
         "spectators": Int(0, 2**31 - 1),
-    }
+    },
+    {"seeded": Bool(), "expires": MILLIS},
 )
 
 SERVER_REPLIES: dict[str, Record] = {

@@ -40,6 +40,7 @@ class ServerConfig:
     client: ClientLimits = field(default_factory=ClientLimits)
     max_tables: int = 10_000  # live tables (finished ones leave memory, but for a bounded index)
     finished_kept: int = 1000  # finished tables that still answer watch, view and resume with their result
+    waiting_expiry_ms: int = 600_000  # a table still waiting for players this long after its creation or last join
     admin_token: str | None = field(default=None, repr=False)  # never logged
     data_dir: str | None = None  # None: tables live in memory only
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
@@ -74,12 +75,14 @@ class Server:
         data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync)
         try:
             async with trio.open_nursery() as nursery:
+                tables = {"finished_kept": cfg.finished_kept, "waiting_expiry_ms": cfg.waiting_expiry_ms,
+                          "waiting_per_address": cfg.client.waiting_tables_per_ip}
                 if data is None:
-                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, finished_kept=cfg.finished_kept)
+                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, **tables)
                 else:
                     recovered = data.recover()
                     clock = ServerClock(data.start_ms(recovered))
-                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, cfg.finished_kept)
+                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, **tables)
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)

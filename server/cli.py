@@ -91,6 +91,7 @@ def _serve(args: argparse.Namespace) -> int:
         sync=args.sync,
         admin_token=admin_token,
         max_tables=args.max_tables,
+        waiting_expiry_ms=args.waiting_expiry_ms,
         client=ClientLimits(
             messages_per_s=args.max_messages_per_s,
             bytes_per_s=args.max_bytes_per_s,
@@ -100,6 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
             address_messages_per_s=args.max_address_messages_per_s,
             address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,
+            waiting_tables_per_ip=args.max_waiting_tables_per_ip,
         ),
     )
 
@@ -421,6 +423,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=positive_int, default=limits.tables_per_client,
                        help="tables one connection may create")
+    serve.add_argument("--max-waiting-tables-per-ip", type=positive_int, default=limits.waiting_tables_per_ip,
+                       help="tables one address created that may wait for players at once (the organiser's: any)")
+    serve.add_argument("--waiting-expiry-ms", type=positive_int, default=600_000,
+                       help="a table still waiting for players this long after its creation or last join ends "
+                            "(reason expired)")
 
     bot = command("bot", "seat a reference bot at a table over the network", _bot)
     bot.add_argument("--game", choices=sorted(GAMES), default=os.environ.get("PARSIMONIA_GAME", DEFAULT_GAME),

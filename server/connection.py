@@ -277,9 +277,9 @@ class Connection:
                 self.send(self.lobby.bulletin(msg["topic"], re))
             elif kind == "create":
                 self._may_create(msg)
-                table = self.lobby.create(
-                    msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0), msg.get("options")
-                )
+                organiser = self.server.is_admin(msg.get("admin"))  # the organiser's tables are not capped
+                table = self.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
+                                          msg.get("options"), address=None if organiser else self.address)
                 self.created += 1
                 self.log.info("table_created", table=table.id)
                 created = messages.reply("created", re, table=table.id)

@@ -5,6 +5,7 @@ could not be trusted.
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
     DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
     DIR/clock                     the server time at the last heartbeat
+    DIR/ids                       a table number above every one handed out: none is ever given twice
     DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +29,7 @@ from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames,
                             write_file)
 
 _ID = re.compile(r"^t(\d+)\.journal$")
+IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
 
@@ -47,6 +50,8 @@ class DataDir:
         self.replays = os.path.join(root, "replays")
         self.corrupt = os.path.join(root, "corrupt")
         self.clock_path = os.path.join(root, "clock")
+        self.ids_path = os.path.join(root, "ids")
+        self._reserved = 0  # DIR/ids: the table numbers below it may be handed out
         os.makedirs(root, mode=0o700, exist_ok=True)
         self._lock = DirLock(root)
         for path in (self.replays, self.corrupt):
@@ -65,9 +70,38 @@ class DataDir:
         return self.syncer.open(table_id, self._frames.pop(table_id, None))
 
     def next_table_number(self) -> int:
+        """Above every table number the directory knows of, and every one reserved (``reserve_table_numbers``):
+        ids of tables finished, closed, expired, set aside or lost stay taken."""
         names = [*(f"{t}.journal" for t in self._seen), *self._listdir(self.legacy), *os.listdir(self.replays),
                  *os.listdir(self.corrupt)]
-        return max([int(m.group(1)) for name in names if (m := _ID.match(name))], default=0) + 1
+        found = max([int(m.group(1)) for name in names if (m := _ID.match(name))], default=0) + 1
+        return max(found, self._read_reserved())
+
+    def reserve_table_numbers(self, number: int) -> None:
+        """Table ``number`` is being handed out: once it is at the reserve's end, ``IDS_AHEAD`` more are reserved,
+        durably, before it is used (a restart then starts after them)."""
+        if number < self._reserved:
+            return
+        self._reserved = number + IDS_AHEAD
+        write_file(self.ids_path, [f"{self._reserved}\n".encode()])
+
+    def _read_reserved(self) -> int:
+        try:
+            fd = os.open(self.ids_path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is never waited on
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            self.log.warning("ids_file_refused", path=self.ids_path, why=str(exc))
+            return 0
+        try:
+            text = os.read(fd, 32) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
+        if not text.strip().isdigit():
+            self.log.warning("ids_file_refused", path=self.ids_path, why="not a regular file holding a number")
+            return 0
+        self._reserved = int(text)
+        return self._reserved
 
     @staticmethod
     def _listdir(path: str) -> list[str]:

@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 from server.app import Server, ServerConfig
 from server.journal import encode_entry, encode_record, read_journal, read_log, read_table
 from server.match import Match
-from server.storage import DataDir, DataDirBusy
+from server.storage import IDS_AHEAD, DataDir, DataDirBusy
 from tests.server.conftest import connect, create_table, join
 
 
@@ -348,3 +348,30 @@ def test_a_compaction_cut_short_before_its_rename_leaves_the_old_log_to_recover(
         assert not os.path.exists(data.log_path + ".new") and in_log(data) == ["t1", "t2"]
     finally:
         data.close()
+
+
+def test_table_numbers_handed_out_stay_taken_after_a_restart_whatever_became_of_their_tables(tmp_path):
+    data = DataDir(str(tmp_path))
+    data.recover()
+    assert data.next_table_number() == 1
+    data.reserve_table_numbers(1)  # t1 handed out; then its table, its log and everything else lost
+    data.close()
+    os.remove(tmp_path / "log")
+    again = DataDir(str(tmp_path))
+    again.recover()
+    assert again.next_table_number() == 1 + IDS_AHEAD
+    again.reserve_table_numbers(1 + IDS_AHEAD)
+    again.reserve_table_numbers(2 + IDS_AHEAD)  # within the reserve: nothing written
+    assert (tmp_path / "ids").read_text() == f"{1 + 2 * IDS_AHEAD}\n"
+    again.close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "garbage"])
+def test_an_ids_file_that_is_a_fifo_a_directory_or_garbage_is_refused_in_one_line(tmp_path, captured_logs, kind):
+    path = tmp_path / "ids"
+    {"fifo": lambda: os.mkfifo(path), "directory": path.mkdir, "garbage": lambda: path.write_text("x1\n")}[kind]()
+    data = DataDir(str(tmp_path))
+    data.recover()
+    assert data.next_table_number() == 1
+    assert len([line for line in captured_logs.getvalue().splitlines() if "ids_file_refused" in line]) == 1
+    data.close()
