@@ -264,6 +264,7 @@ def _tournament(args: argparse.Namespace) -> int:
     from server import logs
     from server.tournament.director import DirectorConfig, run_tournament
     from server.tournament.roster import RosterError
+    from server.tournament.store import StoreError
 
     logs.configure(level=logging.WARNING)
     try:
@@ -282,7 +283,7 @@ def _tournament(args: argparse.Namespace) -> int:
 
     try:
         doc = trio.run(run_tournament, cfg, progress)
-    except RosterError as exc:
+    except (RosterError, StoreError) as exc:
         print(f"parsimonia tournament: {exc}", file=sys.stderr)
         return 2
     if args.json:

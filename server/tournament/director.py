@@ -93,8 +93,9 @@ class Director:
                     self.store.set_state("finished")
                     return self.store.load()
                 tables = snap.next_tables()
+                secret = self.store.secret() if snap.seeded else None
                 self.store.start_round(snap.current_round + 1, tables,
-                                       snap.table_seeds(snap.current_round + 1, len(tables)))
+                                       snap.table_seeds(snap.current_round + 1, len(tables), secret))
                 self.log.info("round_paired", round=snap.current_round + 1)
                 continue
             await self._play_round(snap)

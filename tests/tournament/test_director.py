@@ -22,7 +22,7 @@ from server.dirlock import DataDirBusy, DirLock
 from server.journal import read_journal
 from server.tournament.director import Director, DirectorConfig, run_tournament
 from server.tournament.roster import load_roster
-from server.tournament.seeds import table_seeds
+from server.tournament.seeds import SECRET_FILE, directory_secret, seed_key, table_seeds
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
 
@@ -83,9 +83,13 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
     assert f"the organiser's admin token (for the page's #admin) is in {token_file}" in lines
     assert token_file.stat().st_mode & 0o077 == 0 and len(token_file.read_text().strip()) >= 16
     DirLock(str(tmp_path / "data")).close()  # the director let go of its directory
-    for rnd in doc["rounds"]:  # every table was dealt the seed derived from the roster's (seed = 3)
+    # every table was dealt the seed derived from the roster's (seed = 3) and the directory's secret, which stays in
+    # the directory (not in its exports)
+    key = seed_key(directory_secret(tmp_path / "data"), 3)
+    for rnd in doc["rounds"]:
         dealt = [read_journal(str(export / t["replay"])).records[0]["seed"] for t in rnd["tables"]]
-        assert dealt == table_seeds(3, rnd["round"], len(rnd["tables"]))
+        assert dealt == table_seeds(key, rnd["round"], len(rnd["tables"]))
+    assert not [p for p in export.rglob("*") if p.name == SECRET_FILE]
 
 
 async def test_a_second_director_on_a_data_directory_in_use_stops_before_touching_it(tmp_path):
