@@ -313,7 +313,8 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
 
 async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
-        store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
+        if store.begin(roster, roster.seed if cfg.seed is None else cfg.seed).seeded:
+            store.secret()  # made now, or refused (StoreError, one line) before anything starts
         async with trio.open_nursery() as nursery:
             url, admin = cfg.url, cfg.admin_token
             if url is None:

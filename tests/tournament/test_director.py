@@ -25,6 +25,7 @@ from server.tournament.roster import load_roster
 from server.tournament.seeds import SECRET_FILE, directory_secret, seed_key, table_seeds
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
+from tests.server.test_cli import run
 
 @pytest.fixture(autouse=True)
 def _quiet_logs() -> None:
@@ -326,3 +327,13 @@ def test_the_in_process_servers_admin_token_is_kept_and_the_same_after_a_restart
     token, where = _own_admin_token(str(tmp_path))
     assert where == str(tmp_path / "admin-token") and (tmp_path / "admin-token").read_text() == token + "\n"
     assert _own_admin_token(str(tmp_path)) == (token, where)
+
+
+def test_a_seed_secret_that_is_not_ours_stops_the_director_in_one_line_before_anything_starts(tmp_path, capsys):
+    roster = write_roster(tmp_path / "league.toml", entrants=4, rounds=1, table_size=2)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / SECRET_FILE).write_text("not a secret\n")
+    status, out, err = run(capsys, "tournament", "--roster", str(roster), "--data", str(data), "--port", "0")
+    assert status == 2 and err.count("\n") == 1 and "seed secret" in err and "Traceback" not in err
+    assert (data / SECRET_FILE).read_text() == "not a secret\n" and not (data / "server").exists()
