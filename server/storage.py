@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from typing import Any
 
 from server import logs
-from server.clock import read_heartbeat
+from server.aside import set_aside_strangers
+from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
                             write_file)
@@ -53,13 +53,14 @@ class DataDir:
         self.ids_path = os.path.join(root, "ids")
         self._reserved = 0  # DIR/ids: the table numbers below it may be handed out
         os.makedirs(root, mode=0o700, exist_ok=True)
-        self._lock = DirLock(root)
+        self.log = logs.get(data=root)
+        # once it is ours: a directory or a FIFO where the log should be, ... is set aside (server/aside.py)
+        self._lock = DirLock(root, lambda: set_aside_strangers(root, self.log))
         for path in (self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
         self.syncer: Log = Syncer(self.log_path, self.replays, policy)  # the server runs it
         self._frames: dict[str, list[bytes]] = {}  # recovered tables' records, until their journal opens
         self._seen: list[str] = []  # every unfinished table found on start
-        self.log = logs.get(data=root)
 
     def close(self) -> None:
         """Release the directory for the next server."""
@@ -86,19 +87,14 @@ class DataDir:
         write_file(self.ids_path, [f"{self._reserved}\n".encode()])
 
     def _read_reserved(self) -> int:
+        """What DIR/ids holds (a regular file, if anything: ``server.aside``); 0 when nothing, or garbage."""
         try:
-            fd = os.open(self.ids_path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is never waited on
+            with open(self.ids_path, "rb") as f:
+                text = f.read(32)
         except FileNotFoundError:
             return 0
-        except OSError as exc:
-            self.log.warning("ids_file_refused", path=self.ids_path, why=str(exc))
-            return 0
-        try:
-            text = os.read(fd, 32) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-        finally:
-            os.close(fd)
         if not text.strip().isdigit():
-            self.log.warning("ids_file_refused", path=self.ids_path, why="not a regular file holding a number")
+            self.log.warning("ids_file_refused", path=self.ids_path, why="not a number: the tables found are used")
             return 0
         self._reserved = int(text)
         return self._reserved
@@ -175,4 +171,7 @@ class DataDir:
             self.log.warning("clock_file_refused", path=self.clock_path,
                              why="not a regular file holding a number: the journals' times are used")
             heartbeat = 0
-        return max([heartbeat, *latest])
+        start, why = trusted_start(heartbeat, max(latest, default=None))
+        if why is not None:
+            self.log.warning("clock_file_refused", path=self.clock_path, why=why)
+        return start
