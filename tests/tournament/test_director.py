@@ -27,6 +27,7 @@ from server.tournament.standings import compute_standings
 from server.tournament.store import Store
 from tests.server.test_cli import run
 
+
 @pytest.fixture(autouse=True)
 def _quiet_logs() -> None:
     logs.configure(level=logging.WARNING)
