@@ -116,12 +116,12 @@ class Client:
         assert welcome is not None and welcome["type"] == "welcome", welcome
 
 
-async def rate(args: argparse.Namespace, result: dict) -> None:
+async def rate(args: argparse.Namespace, result: dict, source: str = FROM) -> None:
     result.update(sent=0, pongs=0, rate_limited=0, closes=0)
     print("READY", flush=True)
     while True:
         try:
-            client = await Client.open(args.port)
+            client = await Client.open(args.port, source=source)
             await client.hello("flood-rate")
         except OSError:
             await trio.sleep(0.1)
@@ -187,11 +187,11 @@ async def held(args: argparse.Namespace, result: dict, trickle: bool) -> None:
         print("READY", flush=True)
 
 
-async def stalled(args: argparse.Namespace, result: dict) -> None:
+async def stalled(args: argparse.Namespace, result: dict, source: str = FROM) -> None:
     result.update(drops=0, seconds_to_drop=[], asked=0)
     print("READY", flush=True)
     while True:
-        client = await Client.open(args.port, rcvbuf=4096)
+        client = await Client.open(args.port, source=source, rcvbuf=4096)
         await client.hello("flood-stalled")
         await client.send({"type": "watch", "id": 1, "table": args.table, "views": False})
         started = trio.current_time()
@@ -294,7 +294,9 @@ async def main(args: argparse.Namespace) -> None:
         await idle(args, result)
     else:
         with trio.move_on_after(args.seconds):
-            if args.kind == "rate":
+            if args.kind in ("rate", "stalled") and args.addresses > 1:
+                await from_many(args, result)
+            elif args.kind == "rate":
                 await rate(args, result)
             elif args.kind == "busy":
                 await busy(args, result)
@@ -303,6 +305,22 @@ async def main(args: argparse.Namespace) -> None:
             else:
                 await held(args, result, trickle=args.kind == "slowloris")
     print("RESULT " + json.dumps(result), flush=True)
+
+
+async def from_many(args: argparse.Namespace, result: dict) -> None:
+    """The rate or stalled flood from ``--addresses`` addresses at once, one each; ``result`` sums theirs
+    (lists are joined), each one's also kept under ``each``."""
+    flood = rate if args.kind == "rate" else stalled
+    each: list[dict] = [{} for _ in range(args.addresses)]
+    try:
+        async with trio.open_nursery() as nursery:
+            for n, part in enumerate(each):
+                nursery.start_soon(flood, args, part, f"127.0.0.{2 + n}")
+    finally:
+        for part in each:
+            for key, value in part.items():
+                result[key] = result.get(key, [] if isinstance(value, list) else 0) + value
+        result["addresses"] = args.addresses
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
