@@ -31,7 +31,16 @@ from server.table import FinishedTable, Request, Table
 FINISHED_KEPT = 1000
 WAITING_EXPIRY_MS = 600_000
 WAITING_PER_ADDRESS = 8
-NOBODY = object()  # the subscriber of the lobby's own requests to a table (its expiry): answered nothing
+
+
+class _Nobody:
+    """The subscriber of the lobby's own requests to a table (its expiry): whatever it is sent goes nowhere."""
+
+    def send(self, message: Any) -> None:
+        pass
+
+
+NOBODY = _Nobody()
 
 
 class Lobby:
@@ -111,7 +120,8 @@ class Lobby:
         """Ends every table still waiting when it is due to expire (``Table.expires_ms``)."""
         while True:
             now = self.clock.now_ms()
-            due = [t for t in self.live.values() if t.expires_ms is not None and t.state == "waiting"]
+            due = [t for t in self.live.values()
+                   if t.expires_ms is not None and t.state == "waiting" and t.stopped is None]
             for table in [t for t in due if t.expires_ms is not None and t.expires_ms <= now]:
                 self.log.info("table_expired", table=table.id)
                 table.submit(Request("expire", NOBODY, {}))
