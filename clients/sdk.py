@@ -24,7 +24,7 @@ import itertools
 import os
 import secrets
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,6 +265,30 @@ async def call(ws: WebSocketConnection, kind: str, **fields: Any) -> dict[str, A
             if msg["type"] == "error":
                 raise ServerError(msg)
             return msg
+
+
+async def history(ws: WebSocketConnection, table: str, after: int = 0,
+                  on_push: Callable[[dict[str, Any]], None] | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Every event of ``table`` after seq ``after``, in order, paged with ``history`` (as the seat this
+    connection holds there saw them, else as a spectator did); each as an ``event`` push would carry it. What
+    else arrives meanwhile goes to ``on_push`` (the table's live events, to be kept until the past is read)."""
+    rid = 1 << 30  # apart from the ids a session numbers from 1
+    while True:
+        await ws.send_message(encode({"type": "history", "id": rid, "table": table, "after": after}))
+        while True:
+            msg = decode(await ws.get_message())
+            if msg.get("re") == rid and msg["type"] in ("history", "error"):
+                break
+            if on_push is not None:
+                on_push(msg)
+        if msg["type"] == "error":
+            raise ServerError(msg)
+        for entry in msg["events"]:
+            yield {"type": "event", "table": table, **entry}
+        if "next" not in msg:
+            return
+        after = msg["next"]
+        rid += 1
 
 
 async def request_once(url: str, kind: str, client: str = "parsimonia-sdk", **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 One line per event, stamped with the game time since the start; players by name, deadlines as "in 4:32",
 and the game's own wording when it has one (``server.games.words_for``). Joining mid-game prints a summary
-of the state first; a table that is already over prints its result. This file knows no game's rules.
+of the state first (``--from-start``: every event since the table opened instead, paged with ``history``);
+a table that is already over prints its result. This file knows no game's rules.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from trio_websocket import open_websocket_url
 
 from clients.narrate import default_names, result_lines, seat_names
 from server.games.wording import clock
-from clients.sdk import ServerError, call
+from clients.sdk import ServerError, call, history
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
 from server.games import words_for
@@ -32,11 +33,13 @@ class Spectator:
         self.words: Any = None
         self.started_at: int | None = None
         self.result: dict[str, Any] | None = None
+        self.mid_game = True  # a first view of a game under way prints a summary of it
         self._seen_view = False
 
     def on_watching(self, reply: dict[str, Any]) -> None:
         if "static" in reply:
             self.static = reply["static"]
+        self.words = words_for(str(reply.get("game")))
 
     def on_view(self, msg: dict[str, Any]) -> None:
         view = msg["view"]
@@ -49,6 +52,8 @@ class Spectator:
         if self._seen_view:
             return
         self._seen_view = True
+        if not self.mid_game:
+            return
         if view.get("result") is not None:
             self._finish(msg["time"], view["result"])
         elif view.get("phase") == "waiting":
@@ -105,24 +110,32 @@ class Spectator:
             self.out(line if line.startswith(" ") else self._stamp(time) + line)
 
 
-async def watch(url: str, table: str, out: Callable[[str], None] = print) -> dict[str, Any]:
-    """Print ``table``'s events until its result (at once if it is over) and return the result. Raises
-    ``ServerError`` if the server refuses (e.g. ``no_such_table``) and ``ConnectionClosed`` if it goes away."""
+async def watch(url: str, table: str, out: Callable[[str], None] = print, from_start: bool = False) -> dict[str, Any]:
+    """Print ``table``'s events until its result (at once if it is over) and return the result; with
+    ``from_start``, every event since the table opened first (paged with ``history``). Raises ``ServerError``
+    if the server refuses (e.g. ``no_such_table``) and ``ConnectionClosed`` if it goes away."""
     spectator = Spectator(out)
     view_request = {"type": "view", "id": 3, "table": table}
     async with open_websocket_url(url) as ws:
         await call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-watch")
         await ws.send_message(encode({"type": "watch", "id": 2, "table": table, "views": False}))
         await ws.send_message(encode(view_request))
+        waiting: list[dict[str, Any]] = []  # what came while the past was read
+        printed = 0  # the last seq printed
         while spectator.result is None:
-            msg = decode(await ws.get_message())
+            msg = waiting.pop(0) if waiting else decode(await ws.get_message())
             if msg["type"] == "error" and msg.get("re") in (2, 3):
                 raise ServerError(msg)
             if msg["type"] == "watching":
                 spectator.on_watching(msg)
+                if from_start:
+                    spectator.mid_game = False  # the whole story follows: no summary of the state first
+                    async for event in history(ws, table, 0, waiting.append):
+                        spectator.on_event(event)
+                        printed = event["seq"]
             elif msg["type"] == "view":
                 spectator.on_view(msg)
-            elif msg["type"] == "event":
+            elif msg["type"] == "event" and msg["seq"] > printed:
                 spectator.on_event(msg)
                 if spectator.static is None and msg["event"].get("type") == "game_started":
                     await ws.send_message(encode(view_request))  # the card table comes with the first view

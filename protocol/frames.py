@@ -47,3 +47,26 @@ class ViewFrames:
         if re is not None:
             parts += [_pack("re"), _pack(re)]
         return b"".join(parts)
+
+
+def _array_header(n: int) -> bytes:
+    if n < 16:
+        return bytes([0x90 | n])
+    return b"\xdc" + n.to_bytes(2, "big")
+
+
+def history_frame(table: str, re: int | None, last_seq: int, events: list[bytes], next_seq: int | None,
+                  skipped: int | None) -> bytes:
+    """A ``history`` answer around its entries, each already encoded (``server.history.Entry``)."""
+    head = {"type": "history", "table": table, "last_seq": last_seq}
+    if re is not None:
+        head["re"] = re
+    if next_seq is not None:
+        head["next"] = next_seq
+    if skipped is not None:
+        head["skipped"] = skipped
+    parts = [_map_header(len(head) + 1)]
+    for key, value in head.items():
+        parts += [_pack(key), _pack(value)]
+    parts += [_pack("events"), _array_header(len(events)), *events]
+    return b"".join(parts)

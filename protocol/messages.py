@@ -22,6 +22,8 @@ VERSIONS_SPOKEN = (PROTOCOL_VERSION,)
 MAX_SEATS = 16
 MAX_LISTED_TABLES = 1024
 MAX_ERROR_MESSAGE = 512
+HISTORY_PAGE = 256  # events in one `history` answer at most (and never more than HISTORY_PAGE_BYTES)
+HISTORY_PAGE_BYTES = 60_000  # under the smallest frame limit a client may have (SPEC.md: 64 KiB)
 
 REQUEST_ID = Int(0, 2**31 - 1)
 TABLE = Str(64, min_len=1)
@@ -61,6 +63,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
     ),
     "act": _request({"table": TABLE, "command": AnyMap(32)}, {"key": Str(64, min_len=1)}),
     "view": _request({"table": TABLE}),
+    "history": _request({"table": TABLE, "after": Int(0, 2**62)}, {"limit": Int(1, HISTORY_PAGE)}),
     "ping": _request(),
     "admin": _request(
         {"token": ADMIN_TOKEN, "action": Enum(ADMIN_ACTIONS)},
@@ -74,6 +77,7 @@ def _reply(required: dict[str, Any] | None = None, optional: dict[str, Any] | No
     return Record(required or {}, {"re": REQUEST_ID, **(optional or {})})
 
 
+HISTORY_ENTRY = Record({"seq": Int(1, 2**62), "time": MILLIS, "event": AnyMap(256)})
 STATIC = AnyMap(64)  # a game's static part: what never changes during the game (protocol.views)
 
 TABLE_SUMMARY = Record(
@@ -96,7 +100,8 @@ SERVER_REPLIES: dict[str, Record] = {
             "server_time": MILLIS,
             "limits": Record({limit.name: Int(0, 2**31 - 1) for limit in fields(Limits)}),
             "games": List(GAME, 256),
-        }
+        },
+        {"display": AnyMap(256)},
     ),
     "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}),
     "created": _reply({"table": TABLE}),
@@ -104,8 +109,11 @@ SERVER_REPLIES: dict[str, Record] = {
     "watching": _reply({"table": TABLE, "game": GAME, "static": STATIC}),
     "left": _reply({"table": TABLE}),
     "resumed": _reply({"table": TABLE, "seat": SEAT, "game": GAME, "static": STATIC},
-                      {"last_seq": Int(0, 2**62), "replayed": Int(0, 2**62), "lost": Int(1, 2**62)}),
-    "ok": _reply(optional={"seq": Int(0, 2**62), "events": Int(0, 2**31 - 1)}),
+                      {"last_seq": Int(0, 2**62), "replayed": Int(0, 2**62), "lost": Int(1, 2**62),
+                       "capped": Bool()}),
+    "ok": _reply(optional={"seq": Int(0, 2**62), "events": Int(0, 2**31 - 1), "created": AnyMap(8)}),
+    "history": _reply({"table": TABLE, "last_seq": Int(0, 2**62), "events": List(HISTORY_ENTRY, HISTORY_PAGE)},
+                      {"next": Int(0, 2**62), "skipped": Int(1, 2**62)}),
     "connections": _reply({"connections": List(CONNECTION_SUMMARY, 100_000)}),
     "bulletin": _reply({"topic": TOPIC, "version": Int(0, 2**62), "data": Nullable(AnyMap(256))}),
     "pong": _reply({"server_time": MILLIS}),
@@ -167,10 +175,11 @@ def reply(kind: str, re: int | None, **body: Any) -> dict[str, Any]:
     return _build(kind, SERVER_REPLIES[kind], body, re)
 
 
-def welcome(*, re: int | None, server_time: int, limits: Limits, games: list[str]) -> dict[str, Any]:
+def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """``display``: each game the server runs, by name, with what a client shows of it (its title, its currency)."""
     return reply(
         "welcome", re, version=PROTOCOL_VERSION, versions=list(VERSIONS_SPOKEN), server_time=server_time,
-        limits=asdict(limits), games=games
+        limits=asdict(limits), games=sorted(display), display=display
     )
 
 

@@ -12,8 +12,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Sequence
 from urllib.parse import urlsplit
 
-from clients.players import PLAYERS
+from clients.players import all_kinds
 from server.games import DEFAULT_GAME, GAMES
+from server.games import PROBLEMS as GAME_PROBLEMS
 from server.limits import ClientLimits
 
 DESCRIPTION = ("Parsimonia: a real-time auction and timer server for timed card games, with reference bots, "
@@ -222,7 +223,7 @@ def _watch(args: argparse.Namespace) -> int:
     from clients.watch import watch
 
     _line_buffered()
-    trio.run(watch, args.url, args.table)
+    trio.run(watch, args.url, args.table, print, args.from_start)
     return 0
 
 
@@ -385,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     game_arguments(sim)
     sim.add_argument("--players", type=int, default=4, help="number of players, 2 to 6")
     sim.add_argument("--seed", type=int, default=1, help="the table's seed: the same seed plays the same game")
-    sim.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy",
+    sim.add_argument("--players-kind", choices=[*all_kinds(), "mix"], default="greedy",
                      help="which reference bots play (mix: greedy and random in turn)")
     sim.add_argument("--time-scale", type=float, default=1.0, help="divide every time control by this")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
@@ -434,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--game", choices=sorted(GAMES), default=os.environ.get("PARSIMONIA_GAME", DEFAULT_GAME),
                      help=game_help + " of a table the bot looks for or creates (default: $PARSIMONIA_GAME, else "
                      f"{DEFAULT_GAME})")
-    bot.add_argument("kind", choices=list(PLAYERS), help="which reference bot")
+    bot.add_argument("kind", choices=all_kinds(), help="which reference bot")
     bot.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     bot.add_argument("--table", help="table id (default: $PARSIMONIA_TABLE, else the first waiting table, "
                      "else a new one)")
@@ -455,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     game_arguments(demo)
     demo.add_argument("--players", type=int, default=4, help="number of players, 2 to 6")
     demo.add_argument("--seed", type=int, default=1, help="the table's seed")
-    demo.add_argument("--players-kind", choices=[*PLAYERS, "mix"], default="greedy",
+    demo.add_argument("--players-kind", choices=[*all_kinds(), "mix"], default="greedy",
                       help="which reference bots play (mix: greedy and random in turn)")
     demo.add_argument("--time-scale", type=float, default=200.0, help="divide every time control by this")
     demo.add_argument("--url", type=ws_url, help="play on this server (default: one started in this process)")
@@ -482,6 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch = command("watch", "follow a table as a spectator, one line per event", _watch)
     watch.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     watch.add_argument("--table", required=True, help="the table's id (see parsimonia tables)")
+    watch.add_argument("--from-start", action="store_true",
+                       help="first print every event since the table opened (a late spectator's catch-up)")
 
     tables = command("tables", "list a server's tables: id, game, seats taken, state, spectators", _tables)
     tables.add_argument("--url", type=ws_url, default=default_url, help=url_help)
@@ -498,6 +501,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run one command. A user's mistake (no server there, a port in use, a wrong token, Ctrl-C) ends it
     with one line naming the cause and what to do, and a non-zero status; a bug keeps its traceback."""
     args = build_parser().parse_args(argv)
+    for problem in GAME_PROBLEMS:  # a game package that did not load: said once, the others play on
+        print(f"parsimonia {args.command}: {problem}", file=sys.stderr)
     try:
         args.options = game_options(getattr(args, "option_list", []))
     except ValueError as exc:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -25,10 +25,11 @@ import trio
 from protocol import messages
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
-from server import logs, metrics
-from server.games import GAMES
+from server import history, logs, metrics
+from server.games import MANIFESTS
 from server.limits import TokenBucket, spread
-from server.table import REPLAY_LIMIT, Request
+from server.journal import JournalCorrupt
+from server.table import REPLAY_LIMIT, ReplayMismatch, Request
 from server.transport import frames
 from server.transport.websocket import WebSocket
 from server.turns import QUANTUM
@@ -64,6 +65,7 @@ class Connection:
         self._idle_ping_s = spread(self.client.idle_ping_s)  # its own: connections made together are not all
         # pinged in the same millisecond
         self.created = 0
+        self._pending: Coroutine[Any, Any, None] | None = None  # what a message left to wait for, out of its turn
         self.client_name = ""
         self._reading = trio.CancelScope()  # cancelled to stop reading once the connection is closed
         self.tables: set[str] = set()
@@ -132,7 +134,11 @@ class Connection:
             with trio.move_on_at(self._idle_deadline()) as idle:
                 while not self.closed:
                     await self.ws.wait_input()
-                    if not await self._in_turn(self._handle_some):
+                    going = await self._in_turn(self._handle_some)
+                    if self._pending is not None:  # a history page replayed from the journal: this reader waits,
+                        pending, self._pending = self._pending, None  # out of its turn
+                        await pending
+                    if not going:
                         return
             if idle.cancelled_caught:
                 self._idle()
@@ -148,17 +154,19 @@ class Connection:
             turns.release(self.address, time.thread_time() - started)
 
     def _handle_some(self) -> bool:
-        """In a turn: at most ``QUANTUM`` of the messages that have come, each checked and handled. False once the
-        connection is over."""
+        """In a turn: at most ``QUANTUM`` of the messages that have come, each checked and handled, up to one that
+        must wait (``_pending``: the turn ends with it). False once the connection is over."""
         for _ in range(QUANTUM):
             frame = self.ws.receive_nowait()
             if frame is None:
                 return not self.ws.over
             msg = self._checked(frame)
             if msg is not None:
-                self._dispatch(msg)
+                self._pending = self._dispatch(msg)
             if self.closed:
                 return False
+            if self._pending is not None:
+                return True
         return True
 
     def _idle_deadline(self) -> float:
@@ -251,10 +259,12 @@ class Connection:
         self.client_name = msg["client"]
         self.log = self.log.bind(client=msg["client"])
         self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
-                                   games=sorted(GAMES)))
+                                   display={name: manifest.display() for name, manifest in MANIFESTS.items()}))
         return True
 
-    def _dispatch(self, raw: dict[str, Any]) -> None:
+    def _dispatch(self, raw: dict[str, Any]) -> Coroutine[Any, Any, None] | None:
+        """Handles one message at once; or, for a history page that may have to wait for a replay, the
+        coroutine that does."""
         re = messages.request_id(raw)
         try:
             msg = messages.parse_client(raw)
@@ -287,6 +297,8 @@ class Connection:
                     self.send(created)
                 else:  # acknowledged once the table's first record is on disk; refused if it cannot be
                     table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
+            elif kind == "history":
+                return self._history(msg, re)
             else:
                 assert kind in TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])
@@ -296,7 +308,29 @@ class Connection:
                 table.submit(Request(kind, self, msg))
         except ProtocolError as err:
             self._fail(err, re)
+        return None
 
+    async def _history(self, msg: dict[str, Any], re: int | None) -> None:
+        table_id, after, limit = msg["table"], msg["after"], msg.get("limit", messages.HISTORY_PAGE)
+        try:
+            table = self.lobby.tables.get(table_id)
+            if table is not None:
+                seat = table.seat_of(self)
+                frame = await history.page(self.lobby.past, table.match, table.records(),
+                                           None if seat is None else seat.index, after, limit, re)
+            else:
+                archived = self.lobby.data.archived(table_id) if self.lobby.data is not None else None
+                if archived is None:
+                    raise ProtocolError("no_such_table", f"no table {table_id!r}")
+                frame = await history.archived_page(self.lobby.past, table_id, archived, after, limit, re)
+        except ProtocolError as err:
+            self._fail(err, re)
+            return
+        except (OSError, JournalCorrupt, ReplayMismatch) as exc:  # its records went missing or bad on disk
+            self.log.error("history_unreadable", table=table_id, error=str(exc))
+            self._fail(ProtocolError("internal", f"the history of {table_id} could not be read"), re)
+            return
+        self.send(frame)
 
     def _not_created(self, exc: OSError, re: int | None) -> None:
         """The new table's first record could not be written (disk full, I/O error): no table for the client."""

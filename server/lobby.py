@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 import trio
@@ -24,6 +25,7 @@ from protocol.errors import ProtocolError
 from server import faults, logs
 from server.clock import ServerClock
 from server.games import GAMES
+from server.history import Past
 from server.match import Match, ReplayMismatch
 from server.storage import DataDir, Recovered
 from server.table import FinishedTable, Request, Table
@@ -62,6 +64,7 @@ class Lobby:
         self.waiting_expiry_ms = waiting_expiry_ms
         self.waiting_per_address = waiting_per_address
         self._waiting_of: dict[str, set[str]] = {}  # address -> the tables it created that may still be waiting
+        self.past = Past()  # replayed histories, for history pages older than the tables' memory
         self._next = data.next_table_number() if data is not None else 1
         self._expiring = trio.CancelScope()  # the expiry task's wait, until the next table is due to expire
         self.log = logs.get()
@@ -161,7 +164,8 @@ class Lobby:
         del self.live[table.id]
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
-        done = FinishedTable(table.match, self.clock)
+        records = None if self.data is None or table.journal is None else partial(self.data.finished_records, table.id)
+        done = FinishedTable(table.match, self.clock, records)
         self.tables[table.id] = done
         self.finished[table.id] = done
         while len(self.finished) > self.finished_kept:

@@ -27,6 +27,7 @@ from protocol.errors import ProtocolError
 from protocol.frames import ViewFrames, event_frame
 from protocol.schema import SchemaError
 from protocol.views import player_view
+from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
 
 WAITING, RUNNING, OVER = "waiting", "running", "over"
@@ -64,9 +65,9 @@ class Seat:
     connected: bool = False  # has ever been held by a connection
     # act key -> its answer: the ok's fields, or the refusal (kept in memory only: a refused command is not
     # journaled, so after a restart it is judged afresh)
-    answers: dict[str, dict[str, int] | ProtocolError] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any] | ProtocolError] = field(default_factory=dict)
 
-    def remember(self, key: str, answer: dict[str, int] | ProtocolError) -> None:
+    def remember(self, key: str, answer: dict[str, Any] | ProtocolError) -> None:
         if len(self.answers) >= ANSWERS_KEPT:
             del self.answers[next(iter(self.answers))]  # the oldest
         self.answers[key] = answer
@@ -93,6 +94,7 @@ class Match:
         self.history: list[tuple[int, int, Event]] = []  # (seq, server ms, event)
         self.seq = 0
         self.engine: Game | None = None
+        self.views = EngineViews()  # its views of the state as it is now, each built once
         self.state = WAITING
         self.started_at = 0
         self.paused_at: int | None = None
@@ -187,7 +189,7 @@ class Match:
         frames = ViewFrames(self.id, self.seq, now, self.public_view())
         for target, seat in targets:
             assert target is not None
-            private = self.engine.private_view(seat) if seat is not None and self.engine is not None else None
+            private = self.views.private(self.engine, seat) if seat is not None and self.engine is not None else None
             if seat is not None and private is None:
                 private = {}
             legal = self.legal(seat)
@@ -199,7 +201,7 @@ class Match:
         if self.engine is None:
             body: dict[str, Any] = {"game": self.game_name, "phase": "waiting"}
         else:
-            body = self.engine.public_view()
+            body = dict(self.views.public(self.engine))  # a copy: the table's own fields go in it
             if self.result is not None:
                 body["result"] = self.result
         body["seats"] = [{"seat": s.index, "name": s.name, "connected": s.sub is not None} for s in self.seats]
@@ -212,11 +214,11 @@ class Match:
     def legal(self, seat: int | None) -> list[dict[str, Any]]:
         if seat is None or self.engine is None or self.paused_at is not None or self.state != RUNNING:
             return []
-        return self.engine.legal_actions(seat)
+        return self.views.legal(self.engine, seat)
 
     def player_view(self, seat: int | None) -> dict[str, Any]:
         """The whole view as a player is given it (the in-process form of a ``view`` frame)."""
-        private = self.engine.private_view(seat) if seat is not None and self.engine is not None else None
+        private = self.views.private(self.engine, seat) if seat is not None and self.engine is not None else None
         return player_view(self.static, self.public_view(), private, seat)
 
     def _seat_index(self, sub: Subscriber | None) -> int | None:
@@ -294,6 +296,8 @@ class Match:
             fields = {**fields, "last_seq": self.seq, "replayed": len(replay)}
             if missed < 0:
                 fields["lost"] = -missed
+            elif len(replay) < missed:  # more than the cap: the client pages the rest with `history`
+                fields["capped"] = True
         self._send(sub, encode(messages.reply(reply, msg.get("id"), table=self.id, seat=seat.index, **fields,
                                               game=self.game_name, static=self.static)))
         for seq, at, event in replay:
@@ -320,18 +324,18 @@ class Match:
         if answer is not None:  # sent again: the first answer, and nothing changes
             self._send(sub, encode(messages.reply("ok", msg.get("id"), **answer)))
             return
-        mark, before = len(self._frames), self.seq
+        mark = len(self._frames)
         try:
-            self.act(seat.index, msg["command"], now, key)
+            answer = self.act(seat.index, msg["command"], now, key)
         except ProtocolError as err:
             if key is not None and err.code == "illegal_action":
                 seat.remember(key, err)
             raise
-        answer = _made(before, self.seq)
         self._frames.insert(mark, (sub, encode(messages.reply("ok", msg.get("id"), **answer))))  # before what it caused
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> None:
-        """A seat's command; ``ProtocolError`` (``illegal_action`` with the game's reason) if refused."""
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> dict[str, Any]:
+        """A seat's command; what its ``ok`` says (``_made``), or ``ProtocolError`` (``illegal_action`` with
+        the game's reason) if refused."""
         if self.state == OVER:
             raise ProtocolError("illegal_action", "the game has ended", reason="game_over")
         if self.engine is None:
@@ -339,7 +343,7 @@ class Match:
         if self.paused_at is not None:
             raise ProtocolError("illegal_action", "the table's clocks are paused", reason="paused")
         try:
-            self._do_cmd(now, seat, command, key)
+            return self._do_cmd(now, seat, command, key)
         except SchemaError as exc:  # malformed: not a move the rules refused
             raise ProtocolError.from_schema(exc) from None
         except IllegalAction as exc:
@@ -387,13 +391,15 @@ class Match:
 
     def start(self, at: int) -> None:
         self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
+        self.views.changed()
         self.state = RUNNING
         self.started_at = at
         self._records.append({"k": "start", "at": at})
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
         self._publish([Event("game_started", at, {"seats": seats})], at)
 
-    def _do_cmd(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> None:
+    def _do_cmd(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        """Apply a seat's command; what its ``ok`` says."""
         assert self.engine is not None
         record = {"k": "cmd", "at": at, "seat": seat, "command": command}
         if key is not None:
@@ -403,15 +409,20 @@ class Match:
         except (IllegalAction, SchemaError):
             raise
         except Exception as exc:
+            self.views.changed()
             self._records.append(record)
+            before = self.seq
             self._fail(at, exc)
-            return
+            return _made(before, self.seq, {})
+        self.views.changed()
         self._records.append(record)
         self.actions += 1
         before = self.seq
         self._publish(events, at)
+        answer = _made(before, self.seq, self.cls.created(events))
         if key is not None:
-            next(s for s in self.seats if s.index == seat).remember(key, _made(before, self.seq))
+            next(s for s in self.seats if s.index == seat).remember(key, answer)
+        return answer
 
     def _do_tick(self, at: int) -> None:
         assert self.engine is not None
@@ -419,8 +430,10 @@ class Match:
         try:
             events = self.engine.advance(at)
         except Exception as exc:
+            self.views.changed()
             self._fail(at, exc)
             return
+        self.views.changed()
         self._publish(events, at)
 
     def _fail(self, at: int, exc: Exception) -> None:
@@ -437,6 +450,7 @@ class Match:
     def _do_unpause(self, at: int) -> None:
         assert self.engine is not None and self.paused_at is not None
         self.engine.shift(at - self.paused_at)
+        self.views.changed()
         self.paused_at = None
         self._records.append({"k": "unpause", "at": at})
         self._publish([Event("unpaused", at, {"deadline": self.engine.next_deadline()})], at)
@@ -454,6 +468,7 @@ class Match:
         self._records.append(record)
         if self.engine is None:
             self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
+            self.views.changed()
             self.started_at = at
         self._finish(at, ended=ended)
         self._views_due = True
@@ -560,10 +575,13 @@ def _replay_cmd(match: Match, r: dict[str, Any]) -> None:
     match._do_cmd(r["at"], r["seat"], r["command"], r.get("key"))
 
 
-def _made(before: int, after: int) -> dict[str, int]:
-    """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none) and how
-    many events it made."""
-    return {"seq": before + 1 if after > before else before, "events": after - before}
+def _made(before: int, after: int, created: dict[str, int]) -> dict[str, Any]:
+    """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none), how
+    many events it made, and the ids of what it created (an auction), if any."""
+    answer: dict[str, Any] = {"seq": before + 1 if after > before else before, "events": after - before}
+    if created:
+        answer["created"] = created
+    return answer
 
 
 REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = {

@@ -19,17 +19,18 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from server import logs
 from server.aside import set_aside_strangers
 from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
-                            write_file)
+                            read_table, write_file)
 
 _ID = re.compile(r"^t(\d+)\.journal$")
 IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)
+_TABLE_ID = re.compile(r"t\d{1,18}")
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
 
@@ -69,6 +70,25 @@ class DataDir:
 
     def open_journal(self, table_id: str) -> Journal:
         return self.syncer.open(table_id, self._frames.pop(table_id, None))
+
+    def archived(self, table_id: str) -> Callable[[], list[dict[str, Any]]] | None:
+        """How to read the records of a finished game from its replay file, if it has one (None otherwise)."""
+        if _TABLE_ID.fullmatch(table_id) is None:  # never a path of the client's making
+            return None
+        path = os.path.join(self.replays, f"{table_id}.journal")
+        return (lambda: read_journal(path).records) if os.path.isfile(path) else None
+
+    def finished_records(self, table_id: str) -> list[dict[str, Any]]:
+        """A finished table's records: its replay file, or (while the file is being written) the log's."""
+        path = os.path.join(self.replays, f"{table_id}.journal")
+        for _ in range(3):  # the file is renamed into place before the log lets the records go
+            try:
+                return read_journal(path).records
+            except FileNotFoundError:
+                records = read_table(self.log_path, table_id)
+                if records:
+                    return records
+        raise FileNotFoundError(path)
 
     def next_table_number(self) -> int:
         """Above every table number the directory knows of, and every one reserved (``reserve_table_numbers``):

@@ -32,11 +32,13 @@ from protocol.errors import ProtocolError
 from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
-from server.journal import Journal
+from server.journal import Journal, decode_frames
 from server.match import OVER, REPLAY_LIMIT, Match, ReplayMismatch, Seat, Subscriber
 
 if TYPE_CHECKING:
     from server.connection import Connection
+
+Records = Callable[[], list[dict[str, Any]]]  # a table's records, read in a worker thread (server.history)
 
 __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
 
@@ -74,6 +76,10 @@ class _Shell:
     @property
     def state(self) -> str:
         return self.match.state
+
+    def records(self) -> Records | None:
+        """How to read every record of the table (in a worker thread: ``server.history``); None if it has none."""
+        raise NotImplementedError
 
 
 class Table(_Shell):
@@ -116,6 +122,13 @@ class Table(_Shell):
             self.match.detach(conn)
         else:
             self.submit(Request("detach", conn, {}))
+
+    def records(self) -> Records | None:
+        """The durable records as they are now (the later ones' events are still in the match's memory)."""
+        if self.journal is None:
+            return None
+        frames = list(self.journal.frames)
+        return lambda: decode_frames(frames, self.id)
 
     def journal_failed(self, exc: OSError) -> None:
         """The log cannot be written: stop the table, tell its clients, acknowledge nothing more."""
@@ -275,12 +288,16 @@ class FinishedTable(_Shell):
     """A table whose game is over and whose task has ended: the match, retired, answering late requests
     (watch, view, resume: the result and the final view) at once, with nothing more to journal."""
 
-    def __init__(self, match: Match, clock: ServerClock) -> None:
+    def __init__(self, match: Match, clock: ServerClock, records: Records | None = None) -> None:
         match.retire()
         match.on_event = None
         self.match = match
         self.id = match.id
         self.clock = clock
+        self._records = records  # its replay file's, for a history page
+
+    def records(self) -> Records | None:
+        return self._records
 
     def submit(self, request: Request) -> None:
         _answer_now(self.match, self.clock, request)

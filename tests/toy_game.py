@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from protocol.schema import Int, Record
-from server.games import GAMES, Game, IllegalAction, Option, Outcome, register
+from server.games import GAMES, MANIFESTS, Game, IllegalAction, Manifest, Option, Outcome, register
 
 
 class Sealed(Game):
@@ -82,6 +82,9 @@ class Sealed(Game):
         return {"choices": sorted(self.choices.items()), "revealed": self.revealed, "timers": self.timers.snapshot()}
 
 
+MANIFEST = Manifest(Sealed)  # what its entry point names (tests/games/test_manifest.py installs it that way)
+
+
 def install() -> type[Game]:
     """Register the toy game (idempotent)."""
     if Sealed.NAME not in GAMES:
@@ -94,3 +97,4 @@ def toy() -> Iterator[type[Game]]:
     """The toy game, registered for one test only (other tests see the server's own games)."""
     yield install()
     GAMES.pop(Sealed.NAME, None)
+    MANIFESTS.pop(Sealed.NAME, None)

@@ -1,38 +1,59 @@
 """The reference players, by kind and game. Each acts only through the commands a network client would send.
 
 ``random`` plays every game from the legal templates alone; a reasoned kind such as ``greedy`` is written for
-one game and registered under it. A game's package of players adds itself to ``PLAYERS`` here.
+one game and named by that game's manifest (``server.games.manifest``), which says where its factory is.
 """
 
 from __future__ import annotations
 
+import importlib
+from functools import cache
 from typing import Callable
 
+from server.games import MANIFESTS
+
 from .base import Player, fill
-from .kupcy import KupcyGreedyPlayer
-from .parsimonia import GreedyPlayer
 from .random_player import RandomPlayer
-from .tulips import TulipsGreedy
 
 ANY_GAME = "*"
 DEFAULT_GAME = "parsimonia"
 
-# kind -> game (or ANY_GAME) -> a factory taking a seed
+# kind -> game (or ANY_GAME) -> a factory taking a seed; beside these, the kinds each game's manifest names
 PLAYERS: dict[str, dict[str, Callable[[int], Player]]] = {
     "random": {ANY_GAME: RandomPlayer},
-    "greedy": {DEFAULT_GAME: GreedyPlayer, "kupcy": KupcyGreedyPlayer, "gift-of-tulips": TulipsGreedy},
 }
+
+
+@cache
+def _load(path: str) -> Callable[[int], Player]:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _factory(kind: str, game: str) -> Callable[[int], Player] | None:
+    games = PLAYERS.get(kind, {})
+    factory = games.get(game)
+    if factory is None and game in MANIFESTS and kind in MANIFESTS[game].players:
+        factory = _load(MANIFESTS[game].players[kind])
+    return factory or games.get(ANY_GAME)
+
+
+def all_kinds() -> list[str]:
+    """Every kind of reference player, for any game."""
+    named = [kind for manifest in MANIFESTS.values() for kind in manifest.players]
+    return list(dict.fromkeys([*PLAYERS, *named]))
 
 
 def kinds_for(game: str) -> list[str]:
     """The kinds of reference player that can play ``game``."""
-    return [kind for kind, games in PLAYERS.items() if game in games or ANY_GAME in games]
+    named = MANIFESTS[game].players if game in MANIFESTS else {}
+    return [*(kind for kind, games in PLAYERS.items() if game in games or ANY_GAME in games),
+            *(kind for kind in named if kind not in PLAYERS)]
 
 
 def make_player(kind: str, seed: int, game: str = DEFAULT_GAME) -> Player:
     """A reference player; ``KeyError`` (saying which kinds there are) when ``kind`` cannot play ``game``."""
-    games = PLAYERS.get(kind, {})
-    factory = games.get(game) or games.get(ANY_GAME)
+    factory = _factory(kind, game)
     if factory is None:
         raise KeyError(f"no {kind!r} player for {game}; there are: {', '.join(kinds_for(game))}")
     return factory(seed)

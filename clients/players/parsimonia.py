@@ -127,14 +127,15 @@ class GreedyPlayer:
         if legal.get("company_auction"):
             return with_value(legal["company_auction"][0], "start_price", 0)
         selling = any(a["seller"] == self.me for a in view["auctions"])
-        auctionable = {t["card"]: t for t in legal.get("auction", [])}
-        surplus = [c for c in self._surplus() if c in auctionable]
-        if surplus and not selling:
-            card = surplus[0]
-            price = int((self._profit(card) + 10 * self._type(card)) / 4)
-            return with_value(auctionable[card], "start_price", price)
-        if legal.get("ready") and not selling:
-            return legal["ready"][0]
+        if not selling:
+            auctionable = {t["card"]: t for t in legal.get("auction", [])}
+            surplus = [c for c in self._surplus() if c in auctionable] if auctionable else []
+            if surplus:
+                card = surplus[0]
+                price = int((self._profit(card) + 10 * self._type(card)) / 4)
+                return with_value(auctionable[card], "start_price", price)
+            if legal.get("ready"):
+                return legal["ready"][0]
         if legal.get("end_turn"):
             return legal["end_turn"][0]
         return None

@@ -1,29 +1,56 @@
 """The game engines, by name. Every engine keeps the contract in ``server.games.base``.
 
-``GAMES`` is the registry the runtime, the tools and the tournament look games up in; a game is added with
-``register`` (a test may register a toy game the same way), together with the module, if any, that puts its
-events and views into words for people (``describe``, ``summary``, ``started_at``: see ``words_for``).
+``GAMES`` is the registry the runtime, the tools and the tournament look games up in; ``MANIFESTS`` holds what
+each game's package declares besides its engine (``server.games.manifest``: its words, its reference players, its
+display facts). The project's games are registered here; a game from another package is found through its entry
+point (``discover``, run once on import); a test may ``register`` a toy game directly.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
 from .base import Event, Game, IllegalAction, Option, Outcome
+from .manifest import GROUP, Manifest
 
 GAMES: dict[str, type[Game]] = {}
-WORDS: dict[str, str] = {}  # game -> the module of its words, imported when needed
+MANIFESTS: dict[str, Manifest] = {}
+PROBLEMS: list[str] = []  # entry points that could not be loaded, one line each (the CLI says them)
 DEFAULT_GAME = "parsimonia"
 
 
 def register(cls: type[Game], words: str | None = None) -> type[Game]:
     """Make ``cls`` playable under ``cls.NAME``; ``words``: the dotted path of its words module."""
-    GAMES[cls.NAME] = cls
-    if words is not None:
-        WORDS[cls.NAME] = words
+    add(Manifest(cls, words))
     return cls
+
+
+def add(manifest: Manifest) -> Manifest:
+    """Make the game of ``manifest`` playable under its name."""
+    GAMES[manifest.name] = manifest.game
+    MANIFESTS[manifest.name] = manifest
+    return manifest
+
+
+def discover(found: Any = None) -> list[str]:
+    """Register the games other packages name in the entry-point group ``parsimonia.games`` (``found``: those
+    entry points, for a test); a game already here keeps its own. Returns the names added."""
+    added = []
+    for point in entry_points(group=GROUP) if found is None else found:
+        try:
+            manifest = point.load()
+            if not isinstance(manifest, Manifest):
+                raise TypeError(f"{point.value} is not a Manifest")
+        except Exception as exc:  # a broken third-party package must not stop the server: it is said and skipped
+            PROBLEMS.append(f"game entry point {point.name!r} skipped: {exc}")
+            continue
+        if manifest.name not in GAMES:
+            add(manifest)
+            added.append(manifest.name)
+    return added
 
 
 def game_class(name: str) -> type[Game]:
@@ -42,18 +69,18 @@ def new_game(name: str, players: int, seed: int, options: Any = None, time_scale
 
 def words_for(game: str) -> ModuleType | None:
     """The module that puts ``game``'s events and views into words, or None for a game without one."""
-    path = WORDS.get(game)
-    return importlib.import_module(path) if path else None
+    manifest = MANIFESTS.get(game)
+    return importlib.import_module(manifest.words) if manifest is not None and manifest.words else None
 
 
 # after register: the registry knows nothing of the games
-from .kupcy import Kupcy  # noqa: E402
-from .parsimonia import Parsimonia  # noqa: E402
-from .tulips import Tulips  # noqa: E402
+from .kupcy import MANIFEST as KUPCY  # noqa: E402
+from .parsimonia import MANIFEST as PARSIMONIA  # noqa: E402
+from .tulips import MANIFEST as TULIPS  # noqa: E402
 
-register(Parsimonia, words="server.games.parsimonia.words")
-register(Kupcy, words="server.games.kupcy.words")
-register(Tulips, words="server.games.tulips.words")
+for _manifest in (PARSIMONIA, KUPCY, TULIPS):
+    add(_manifest)
+discover()
 
-__all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "Option", "Outcome", "game_class",
-           "new_game", "register", "words_for"]
+__all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "MANIFESTS", "Manifest", "Option", "Outcome",
+           "add", "discover", "game_class", "new_game", "register", "words_for"]

@@ -142,6 +142,9 @@ class Game(ABC):
     OPTIONS: ClassVar[dict[str, Option]] = {}
     HANDLERS: ClassVar[dict[str, Callable[..., None]]]
     DEADLINES: ClassVar[dict[Hashable, Callable[..., None]]]
+    # event type -> the field naming what it made (an int id, or a map with an "id"): the ``ok`` to the command
+    # that caused it says ``created: {field: id}``, so a client need not match the event's fields to its command
+    CREATES: ClassVar[dict[str, str]] = {}
 
     def __init__(self, players: int, seed: int, start_ms: int = 0) -> None:
         if not self.MIN_SEATS <= players <= self.MAX_SEATS:
@@ -266,6 +269,17 @@ class Game(ABC):
     def _emit(self, kind: str, audience: frozenset[int] | None = None, redacted: dict[str, Any] | None = None,
               **data: Any) -> None:
         self._events.append(Event(kind, self._at, data, audience, redacted))
+
+    @classmethod
+    def created(cls, events: list[Event]) -> dict[str, int]:
+        """The ids ``events`` made, by kind (``CREATES``)."""
+        made = {}
+        for event in events:
+            kind = cls.CREATES.get(event.type)
+            if kind is not None:
+                value = event.data[kind]
+                made[kind] = value["id"] if isinstance(value, dict) else value
+        return made
 
     def _take_events(self) -> list[Event]:
         events, self._events = self._events, []

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from clients.players import PLAYERS, GreedyPlayer, fill, kinds_for, make_player
+from clients.players import all_kinds, fill, kinds_for, make_player
+from clients.players.parsimonia import GreedyPlayer
 from clients.players.base import is_range, with_value
 from clients.players.random_player import RandomPlayer
 from server.games import new_game
@@ -92,7 +93,8 @@ def test_with_value_sets_a_field_inside_its_range_ends_included():
 
 @pytest.mark.parametrize("value", [-1, 101, 10**9])
 def test_with_value_outside_the_range_gives_none(value):
-    assert with_value({"type": "auction", "card": 3, "start_price": {"min": 0, "max": 100}}, "start_price", value) is None
+    template = {"type": "auction", "card": 3, "start_price": {"min": 0, "max": 100}}
+    assert with_value(template, "start_price", value) is None
 
 
 # ---------------------------------------------------------------- only accepted commands
@@ -165,7 +167,7 @@ def test_random_player_uses_every_kind_of_command_on_offer():
 
 
 def test_make_player_knows_both_kinds_for_parsimonia_and_random_for_any_game():
-    assert set(PLAYERS) == {"random", "greedy"}
+    assert set(all_kinds()) == {"random", "greedy"}
     assert kinds_for("parsimonia") == ["random", "greedy"] and kinds_for("some-new-game") == ["random"]
     assert isinstance(make_player("random", 1, "some-new-game"), RandomPlayer)
     with pytest.raises(KeyError, match="no 'greedy' player for some-new-game"):
@@ -231,7 +233,8 @@ def test_greedy_places_an_unsold_card_on_its_least_profitable_candidate():
         legal = g.legal_actions(0)
         command = GreedyPlayer(0).act(g.view(0), legal)
         assert command["type"] == "place"
-        assert g.cards[command["resource"]].profit == min(g.cards[t["resource"]].profit for t in legal if t["type"] == "place")
+        places = [t for t in legal if t["type"] == "place"]
+        assert g.cards[command["resource"]].profit == min(g.cards[t["resource"]].profit for t in places)
         return
     pytest.fail("no seed gave two candidates")
 

@@ -57,6 +57,23 @@ async def test_joining_mid_game_prints_a_summary_first(server, autojump_clock):
     assert lines[-1].startswith("  the Company: $") and result["over"]
 
 
+async def test_a_late_spectator_from_the_start_reads_the_whole_story_then_follows_live(server, autojump_clock):
+    early: list[str] = []
+    late: list[str] = []
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            table = (await request_once(url(server), "create", game="parsimonia", seats=2, seed=3,
+                                        options=SHORT))["table"]
+            nursery.start_soon(watch, url(server), table, early.append)
+            await trio.sleep(1)
+            for i, name in enumerate(NAMES):
+                nursery.start_soon(BotSession(url(server), make_player("greedy", i), name=name, table=table).run)
+            await trio.sleep(10)  # well into the game
+            await watch(url(server), table, late.append, from_start=True)
+    assert "joined mid-game" not in late[0]
+    assert late == early[1:]  # every line the spectator from the start printed, but its "waiting" line
+
+
 async def test_watching_a_finished_table_prints_the_result_and_returns(server, autojump_clock):
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:

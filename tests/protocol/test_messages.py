@@ -39,6 +39,7 @@ MINIMAL = {
     "resume": {"table": "t1", "token": "secret", "last_seq": 0},
     "act": {"table": "t1", "command": {"type": "pass"}},
     "view": {"table": "t1"},
+    "history": {"table": "t1", "after": 0},
     "ping": {},
     "admin": {"token": "secret", "action": "connections"},
     "bulletin": {"topic": "standings"},
@@ -205,12 +206,13 @@ def test_tables_reply_checks_each_summary():
         reply("tables", 1, tables=[{**summary, "state": "paused"}])
 
 
-def test_welcome_announces_version_limits_and_games():
-    msg = welcome(re=1, server_time=1042, limits=Limits(max_depth=8), games=["parsimonia", "kupcy"])
+def test_welcome_announces_version_limits_and_games_with_how_to_show_them():
+    display = {"parsimonia": {"title": "Parsimonia", "currency": "$"}, "kupcy": {"title": "Kupcy", "currency": ""}}
+    msg = welcome(re=1, server_time=1042, limits=Limits(max_depth=8), display=display)
     assert msg["type"] == "welcome" and msg["re"] == 1
     assert msg["version"] == PROTOCOL_VERSION
     assert msg["limits"] == {f.name: getattr(Limits(max_depth=8), f.name) for f in fields(Limits)}
-    assert msg["games"] == ["parsimonia", "kupcy"]
+    assert msg["games"] == ["kupcy", "parsimonia"] and msg["display"] == display
     assert msg["server_time"] == 1042
 
 

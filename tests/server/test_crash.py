@@ -254,7 +254,8 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
 
     # each command is accounted for from its answer alone: the keyed commands sent again after the kills were
     # applied once, so what the table recorded of a seat is exactly what that seat was told `ok` to, in order,
-    # and each ok names the events the command made (the first of them, if it names a seat, names this one)
+    # and each ok names the events the command made (the first of them, if it names a seat, names this one) and
+    # the auction it opened
     for player in players:
         journaled = commands_by_seat(records, player.seat)
         pending = [player.unanswered["command"]] if player.unanswered is not None else []
@@ -263,6 +264,9 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
         for ok in player.oks:
             made = [seen[seq] for seq in range(ok["seq"], ok["seq"] + ok["events"])]
             assert made and made[0].get("seat", player.seat) == player.seat, (ok, made)
+            opened = [e["auction"]["id"] for e in made if e["type"] == "auction_opened"]
+            assert ok.get("created", {}).get("auction") == (opened[0] if opened else None), (ok, made)
+    assert any("created" in ok for player in players for ok in player.oks)
 
 
 def _subsequence(short: list[Any], long: list[Any]) -> bool:

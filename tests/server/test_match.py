@@ -127,12 +127,13 @@ def test_a_resume_replays_the_missed_events_then_a_view_and_tells_the_old_connec
     assert match.seat_of(back).index == 0 and match.seat_of(subs[0]) is None
 
 
-def test_a_resume_too_far_behind_gets_only_a_view():
+def test_a_resume_too_far_behind_gets_only_a_view_and_is_told_to_page_the_rest():
     match, subs = seated(2)
     match.seq += REPLAY_LIMIT + 5  # as if many events had passed
     back = Inbox()
     request(match, back, "resume", 20, token=match.seats[0].token, last_seq=0)
     assert [f["type"] for f in back.frames] == ["resumed", "view"]
+    assert back.frames[0]["capped"] is True and back.frames[0]["replayed"] == 0
 
 
 def test_a_bad_token_is_refused():
@@ -292,7 +293,7 @@ def test_a_resume_says_what_follows_and_when_the_server_lost_events_the_client_s
     back = Inbox()
     request(match, back, "resume", id=1, token=match.seats[0].token, last_seq=seq - 1)
     assert {k: back.of("resumed")[0][k] for k in ("last_seq", "replayed")} == {"last_seq": seq, "replayed": 1}
-    assert "lost" not in back.of("resumed")[0]
+    assert "lost" not in back.of("resumed")[0] and "capped" not in back.of("resumed")[0]
     ahead = Inbox()
     request(match, ahead, "resume", id=1, token=match.seats[0].token, last_seq=seq + 3)
     resumed = ahead.of("resumed")[0]

@@ -214,6 +214,26 @@ describe("resume after a drop", () => {
   });
 });
 
+describe("history", () => {
+  it("pages a table's past in order, each page asked from where the last one ended", async () => {
+    const { c, s } = await connectedClient();
+    const pages = { 0: { events: [1, 2], next: 2 }, 2: { events: [3] } };
+    const answer = serve(s, () => 0, (m) => {
+      if (m.type !== "history") return;
+      const p = pages[m.after];
+      const events = p.events.map((seq) => ({ seq, time: seq * 10, event: { type: "bid", at: seq * 10 } }));
+      s.push({ type: "history", re: m.id, table: m.table, last_seq: 3, events, ...(p.next ? { next: p.next } : {}) });
+    });
+    const seen = [];
+    const reading = (async () => { for await (const e of c.history("t1")) seen.push(e); })();
+    for (let i = 0; i < 5; i++) { answer(); await flush(); }
+    await reading;
+    expect(seen.map((e) => [e.seq, e.time, e.table, e.type])).toEqual([[1, 10, "t1", "event"], [2, 20, "t1", "event"],
+      [3, 30, "t1", "event"]]);
+    expect(s.sent.filter((m) => m.type === "history").map((m) => m.after)).toEqual([0, 2]);
+  });
+});
+
 describe("clock offset", () => {
   it("takes server_time minus the midpoint of the fastest round trip", () => {
     const k = new ClockOffset();

@@ -1,7 +1,11 @@
 """Kupcy ("Merchants"): simultaneous sealed bids for goods, hidden ships, public warehouses, charters."""
 
+from ..manifest import Manifest
 from .cards import Deck
 from .config import Config
 from .engine import Kupcy
 
-__all__ = ["Config", "Deck", "Kupcy"]
+MANIFEST = Manifest(Kupcy, words="server.games.kupcy.words", currency="",
+                    players={"greedy": "clients.players.kupcy:KupcyGreedyPlayer"})
+
+__all__ = ["Config", "Deck", "MANIFEST", "Kupcy"]

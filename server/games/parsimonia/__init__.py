@@ -1,7 +1,11 @@
 """Parsimonia: open-outcry auctions of resource and tourists cards against the clock."""
 
+from ..manifest import Manifest
 from .config import Config
 from .deck import Deck
 from .engine import Parsimonia
 
-__all__ = ["Config", "Deck", "Parsimonia"]
+MANIFEST = Manifest(Parsimonia, words="server.games.parsimonia.words", currency="$",
+                    players={"greedy": "clients.players.parsimonia:GreedyPlayer"})
+
+__all__ = ["Config", "Deck", "MANIFEST", "Parsimonia"]

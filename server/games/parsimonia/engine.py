@@ -32,6 +32,7 @@ class Parsimonia(ParsimoniaState):
     MAX_SEATS = 6
     COMMANDS = COMMANDS
     OPTIONS = OPTIONS
+    CREATES = {"auction_opened": "auction"}
 
     @classmethod
     def _check_option_values(cls, options: dict[str, Any]) -> None:

@@ -1,7 +1,11 @@
 """Gift of Tulips: keep, give or add tulips against a moving festival ranking; the Secret Festival decides."""
 
+from ..manifest import Manifest
 from .config import Config
 from .deck import Deck
 from .engine import Tulips
 
-__all__ = ["Config", "Deck", "Tulips"]
+MANIFEST = Manifest(Tulips, words="server.games.tulips.words", currency="",
+                    players={"greedy": "clients.players.tulips:TulipsGreedy"})
+
+__all__ = ["Config", "Deck", "MANIFEST", "Tulips"]

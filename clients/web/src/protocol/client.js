@@ -424,6 +424,22 @@ export class Client {
     }
   }
 
+  /**
+   * A table's past: every event after seq `after`, in order, paged with `history` (protocol/SPEC.md), each as
+   * its `event` push carried it (`{table, seq, time, event}`) and as this connection's seat there saw it (else as a
+   * spectator did). For a late spectator's log, or the events a `resumed` marked `capped` did not replay.
+   * @param {string} table @param {number} [after]
+   * @returns {AsyncGenerator<Record<string, any>>}
+   */
+  async *history(table, after = 0) {
+    for (let from = after; ;) {
+      const page = await this.request({ type: "history", table, after: from });
+      for (const entry of page.events) yield { type: "event", table, ...entry };
+      if (page.next === undefined) return;
+      from = page.next;
+    }
+  }
+
   /** @param {string} topic */
   async follow(topic) {
     this.topics.set(topic, true);
