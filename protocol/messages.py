@@ -89,7 +89,8 @@ TABLE_SUMMARY = Record(
         "state": Enum(("waiting", "running", "over")),
         "spectators": Int(0, 2**31 - 1),
         "paused": Bool(),
-    }
+    },
+    {"seeded": Bool(), "expires": MILLIS},
 )
 
 SERVER_REPLIES: dict[str, Record] = {

@@ -24,6 +24,7 @@ from server.storage import DataDir
 from server.transport.http import HttpConnection, text, wants_websocket, websocket_refusal
 from server.transport.listen import serve_tcp
 from server.transport.websocket import open_websocket
+from server.turns import Turns
 from server.web import Web
 
 # sent, without waiting, to an address over its HTTP connections: it has not even been read
@@ -59,6 +60,7 @@ class ServerConfig:
     client: ClientLimits = field(default_factory=ClientLimits)
     max_tables: int = 10_000  # live tables (finished ones leave memory, but for a bounded index)
     finished_kept: int = 1000  # finished tables that still answer watch, view and resume with their result
+    waiting_expiry_ms: int = 600_000  # a table still waiting for players this long after its creation or last join
     admin_token: str | None = field(default=None, repr=False)  # never logged
     data_dir: str | None = None  # None: tables live in memory only
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
@@ -80,6 +82,7 @@ class Server:
         # shared by each address's connections (server/connection.py)
         self.address_messages = AddressBuckets(config.client.address_messages_per_s, config.client.burst_s)
         self.address_bytes = AddressBuckets(config.client.address_bytes_per_s, config.client.burst_s)
+        self.turns = Turns()  # each address's turn at reading (server/turns.py)
         self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
         self.started = 0.0
@@ -96,13 +99,14 @@ class Server:
         prefix = "" if cfg.cluster is None else cfg.cluster.id_prefix
         try:
             async with trio.open_nursery() as nursery:
+                tables = {"finished_kept": cfg.finished_kept, "waiting_expiry_ms": cfg.waiting_expiry_ms,
+                          "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix}
                 if data is None:
-                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, finished_kept=cfg.finished_kept,
-                                       id_prefix=prefix)
+                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, **tables)
                 else:
                     recovered = data.recover()
                     clock = ServerClock(data.start_ms(recovered))
-                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, cfg.finished_kept, prefix)
+                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, **tables)
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)

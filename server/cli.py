@@ -93,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
         sync=args.sync,
         admin_token=admin_token,
         max_tables=args.max_tables,
+        waiting_expiry_ms=args.waiting_expiry_ms,
         client=ClientLimits(
             messages_per_s=args.max_messages_per_s,
             bytes_per_s=args.max_bytes_per_s,
@@ -102,6 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
             address_messages_per_s=args.max_address_messages_per_s,
             address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,
+            waiting_tables_per_ip=args.max_waiting_tables_per_ip,
         ),
     )
 
@@ -346,6 +348,7 @@ def _tournament(args: argparse.Namespace) -> int:
     from server import logs
     from server.tournament.director import DirectorConfig, run_tournament
     from server.tournament.roster import RosterError
+    from server.tournament.store import StoreError
 
     logs.configure(level=logging.WARNING)
     try:
@@ -364,7 +367,7 @@ def _tournament(args: argparse.Namespace) -> int:
 
     try:
         doc = trio.run(run_tournament, cfg, progress)
-    except RosterError as exc:
+    except (RosterError, StoreError) as exc:
         print(f"parsimonia tournament: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -505,6 +508,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tables playing at once (finished tables do not count)")
     serve.add_argument("--max-tables-per-client", type=positive_int, default=limits.tables_per_client,
                        help="tables one connection may create")
+    serve.add_argument("--max-waiting-tables-per-ip", type=positive_int, default=limits.waiting_tables_per_ip,
+                       help="tables one address created that may wait for players at once (the organiser's: any)")
+    serve.add_argument("--waiting-expiry-ms", type=positive_int, default=600_000,
+                       help="a table still waiting for players this long after its creation or last join ends "
+                            "(reason expired)")
     cluster = serve.add_argument_group("cluster (README: Run a cluster)")
     cluster.add_argument("--workers", type=positive_int, default=1,
                          help="worker processes sharing --port, each with its own tables and DATA/worker-K "

@@ -17,6 +17,10 @@ import trio
 from server import logs
 
 HEARTBEAT_MS = 500
+# a heartbeat this far ahead of every journalled table's last record is not believed: server time moves only while
+# the server runs, and a clock file set far into the future (by hand, or by a broken disk) would end every recovered
+# game at once, all its deadlines passed. (A server that ran a week with tables in it and wrote nothing is not one.)
+MAX_AHEAD_MS = 7 * 24 * 3600 * 1000
 
 
 class ServerClock:
@@ -29,6 +33,16 @@ class ServerClock:
     def to_trio(self, ms: int | None) -> float:
         """The trio deadline for server time ``ms`` (inf for None)."""
         return math.inf if ms is None else self.epoch + ms / 1000
+
+
+def trusted_start(heartbeat: int, latest: int | None) -> tuple[int, str | None]:
+    """Where server time starts from the heartbeat and the latest journal record (None: no tables), and why the
+    heartbeat was not believed (None when it was)."""
+    if latest is None:
+        return heartbeat, None
+    if heartbeat > latest + MAX_AHEAD_MS:
+        return latest, f"{heartbeat} ms is {heartbeat - latest} ms ahead of the journals: their last time is used"
+    return max(heartbeat, latest), None
 
 
 def read_heartbeat(path: str) -> int | None:

@@ -1,5 +1,8 @@
 """One client connection: one task that reads and checks every frame; sending never waits.
 
+It handles what its client sent in its address's turns (``server.turns``): under overload each address gets an
+equal share of the server's time, however many connections it has.
+
 The server never waits on a client: ``send`` writes the frame at once, or queues it when the client
 reads slowly, or, when that queue is full, drops the connection (``server.transport.websocket``). The
 client may reconnect and resume its seat.
@@ -13,7 +16,8 @@ created, the time to say hello, and silence (a quiet client is pinged, then clos
 from __future__ import annotations
 
 import itertools
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -28,6 +32,7 @@ from server.journal import JournalCorrupt
 from server.table import REPLAY_LIMIT, ReplayMismatch, Request
 from server.transport import frames
 from server.transport.websocket import WebSocket
+from server.turns import QUANTUM
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -60,6 +65,7 @@ class Connection:
         self._idle_ping_s = spread(self.client.idle_ping_s)  # its own: connections made together are not all
         # pinged in the same millisecond
         self.created = 0
+        self._pending: Coroutine[Any, Any, None] | None = None  # what a message left to wait for, out of its turn
         self.client_name = ""
         self._reading = trio.CancelScope()  # cancelled to stop reading once the connection is closed
         self.tables: set[str] = set()
@@ -122,19 +128,46 @@ class Connection:
         if hello_scope.cancelled_caught:
             self.close("no hello in time")
             return
-        if first is None or not self._hello(first):
+        if first is None or not await self._in_turn(lambda: self._hello(first)):
             return
         while not self.closed:
             with trio.move_on_at(self._idle_deadline()) as idle:
                 while not self.closed:
-                    msg = await self._receive()
-                    if msg is None:
-                        return
-                    pending = self._dispatch(msg)
-                    if pending is not None:  # a history page replayed from the journal: this reader waits
+                    await self.ws.wait_input()
+                    going = await self._in_turn(self._handle_some)
+                    if self._pending is not None:  # a history page replayed from the journal: this reader waits,
+                        pending, self._pending = self._pending, None  # out of its turn
                         await pending
+                    if not going:
+                        return
             if idle.cancelled_caught:
                 self._idle()
+
+    async def _in_turn(self, handle: Callable[[], bool]) -> bool:
+        """``handle()`` in a turn of this connection's address (``server.turns``), charged the server time it took."""
+        turns = self.server.turns
+        await turns.acquire(self.address)
+        started = time.thread_time()  # CPU time: a turn the system preempted is not charged for the wait
+        try:
+            return handle()
+        finally:
+            turns.release(self.address, time.thread_time() - started)
+
+    def _handle_some(self) -> bool:
+        """In a turn: at most ``QUANTUM`` of the messages that have come, each checked and handled, up to one that
+        must wait (``_pending``: the turn ends with it). False once the connection is over."""
+        for _ in range(QUANTUM):
+            frame = self.ws.receive_nowait()
+            if frame is None:
+                return not self.ws.over
+            msg = self._checked(frame)
+            if msg is not None:
+                self._pending = self._dispatch(msg)
+            if self.closed:
+                return False
+            if self._pending is not None:
+                return True
+        return True
 
     def _idle_deadline(self) -> float:
         limits = self.client
@@ -164,13 +197,19 @@ class Connection:
             frame = await self.ws.receive()
             if frame is None:
                 return None
-            if not self._within_rates(frame):
-                continue
-            self._strikes = 0
-            try:
-                return decode(frame, self.limits)
-            except ProtocolError as err:
-                self._fail(err, None)
+            msg = self._checked(frame)
+            if msg is not None:
+                return msg
+        return None
+
+    def _checked(self, frame: bytes | str) -> dict[str, Any] | None:
+        """``frame`` decoded, if it is within the rates and decodes; else answered here, and None."""
+        if not self._within_rates(frame):
+            return None
+        try:
+            return decode(frame, self.limits)
+        except ProtocolError as err:
+            self._fail(err, None)
         return None
 
     def _within_rates(self, frame: bytes | str) -> bool:
@@ -290,9 +329,9 @@ class Connection:
     def create_here(self, msg: dict[str, Any], re: int | None) -> None:
         """Create the table ``msg`` asks for on this server (``ProtocolError`` if it may not be); answered once
         its first record is on disk."""
-        table = self.lobby.create(
-            msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0), msg.get("options")
-        )
+        organiser = self.server.is_admin(msg.get("admin"))  # the organiser's tables are not capped
+        table = self.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
+                                  msg.get("options"), address=None if organiser else self.address)
         self.log.info("table_created", table=table.id)
         created = messages.reply("created", re, table=table.id)
         if table.journal is None:

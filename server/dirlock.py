@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Callable
 
 LOCK_NAME = "lock"
 
@@ -20,7 +21,8 @@ class DataDirBusy(OSError):
 
 
 class DirLock:
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, held: Callable[[], object] | None = None) -> None:
+        """``held``: called once the lock is held, before its pid is written (to set aside what is not ours)."""
         self.path = os.path.join(root, LOCK_NAME)
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # not inherited by child processes
         try:
@@ -31,6 +33,8 @@ class DirLock:
             by = f"process {holder}" if holder.isdigit() else "another process"
             raise DataDirBusy(f"data directory {root} is in use by {by}; stop it or use another --data") from None
         try:
+            if held is not None:
+                held()
             with open(self.path, "w", encoding="ascii") as f:
                 f.write(f"{os.getpid()}\n")
         except OSError:

@@ -3,6 +3,11 @@
 Live tables each run a task; a finished table's task ends once its journal is finished, and the lobby keeps
 it in a bounded index of finished tables (the most recent ``finished_kept``) that still answer watch, view
 and resume with the result. ``max_tables`` counts live tables only.
+
+A table still waiting for players ``waiting_expiry_ms`` after it was created (or recovered), or after its last
+join, expires: it ends with reason ``expired`` (``expires`` in ``tables`` says when). One address may have at most
+``waiting_per_address`` tables of its creating waiting at once. Table ids are never given twice: the data
+directory keeps the highest one handed out (``DataDir.reserve_table_numbers``).
 """
 
 from __future__ import annotations
@@ -23,9 +28,21 @@ from server.games import GAMES
 from server.history import Past
 from server.match import Match, ReplayMismatch
 from server.storage import DataDir, Recovered
-from server.table import FinishedTable, Table
+from server.table import FinishedTable, Request, Table
 
 FINISHED_KEPT = 1000
+WAITING_EXPIRY_MS = 600_000
+WAITING_PER_ADDRESS = 8
+
+
+class _Nobody:
+    """The subscriber of the lobby's own requests to a table (its expiry): whatever it is sent goes nowhere."""
+
+    def send(self, message: Any) -> None:
+        pass
+
+
+NOBODY = _Nobody()
 
 
 class Elsewhere(Protocol):
@@ -42,7 +59,8 @@ class Elsewhere(Protocol):
 class Lobby:
     def __init__(
         self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None,
-        finished_kept: int = FINISHED_KEPT, id_prefix: str = "",
+        finished_kept: int = FINISHED_KEPT, waiting_expiry_ms: int = WAITING_EXPIRY_MS,
+        waiting_per_address: int = WAITING_PER_ADDRESS, id_prefix: str = "",
     ) -> None:
         self.nursery = nursery
         self.clock = clock
@@ -54,15 +72,22 @@ class Lobby:
         self.finished: OrderedDict[str, FinishedTable] = OrderedDict()
         self.bulletins: dict[str, tuple[int, dict[str, Any]]] = {}  # topic -> (version, data)
         self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
+        self.waiting_expiry_ms = waiting_expiry_ms
+        self.waiting_per_address = waiting_per_address
+        self._waiting_of: dict[str, set[str]] = {}  # address -> the tables it created that may still be waiting
         self.past = Past()  # replayed histories, for history pages older than the tables' memory
         self._next = data.next_table_number() if data is not None else 1
         self.id_prefix = id_prefix  # a cluster's worker K names its tables wK-t1, wK-t2... (server/cluster/names.py)
         self.elsewhere: Elsewhere | None = None
+        self._expiring = trio.CancelScope()  # the expiry task's wait, until the next table is due to expire
         self.log = logs.get()
+        nursery.start_soon(self._keep_expiring)
 
     def create(
-        self, game: str, seats: int, seed: int | None = None, time_scale: float = 1.0, options: Any = None
+        self, game: str, seats: int, seed: int | None = None, time_scale: float = 1.0, options: Any = None,
+        address: str | None = None,
     ) -> Table:
+        """A new table; ``address``, when given, is its creator's, held to ``waiting_per_address``."""
         cls = GAMES.get(game)
         if cls is None:
             raise ProtocolError("no_such_game", f"this server has no game {game!r}; it has {', '.join(GAMES)}")
@@ -70,11 +95,22 @@ class Lobby:
             raise ProtocolError("bad_field", f"seats: {game} takes {cls.MIN_SEATS} to {cls.MAX_SEATS} players")
         if len(self.live) >= self.max_tables:
             raise ProtocolError("rate_limited", "the server holds as many tables as it may")
+        if address is not None and len(self._still_waiting(address)) >= self.waiting_per_address:
+            raise ProtocolError("rate_limited", f"an address may have at most {self.waiting_per_address} tables "
+                                "it created waiting for players at once")
+        seeded = seed is not None
         seed = secrets.randbits(63) if seed is None else seed
         try:
             match = Match(f"{self.id_prefix}t{self._next}", game, seats, seed, time_scale, dict(options or {}))
         except ValueError as exc:  # the options are checked before anyone joins
             raise ProtocolError("bad_field", f"options: {exc}") from None
+        match.seeded = seeded
+        if self.data is not None:
+            try:
+                self.data.reserve_table_numbers(self._next)
+            except OSError as exc:
+                raise ProtocolError("internal", "the table could not be created: its id could not be reserved "
+                                    f"({exc.strerror or exc})") from None
         self._next += 1
         journal = None
         if self.data is not None:
@@ -84,7 +120,30 @@ class Lobby:
                 faults.at("create", match.id)
         table = Table(match, self.clock, journal)
         self._open(table)
+        if address is not None:
+            self._waiting_of.setdefault(address, set()).add(table.id)
         return table
+
+    def _still_waiting(self, address: str) -> set[str]:
+        """The tables ``address`` created that are still waiting (the others are forgotten here)."""
+        ids = self._waiting_of.get(address, set())
+        ids.intersection_update(i for i in list(ids) if (t := self.live.get(i)) is not None and t.state == "waiting")
+        if not ids:
+            self._waiting_of.pop(address, None)
+        return ids
+
+    async def _keep_expiring(self) -> None:
+        """Ends every table still waiting when it is due to expire (``Table.expires_ms``)."""
+        while True:
+            now = self.clock.now_ms()
+            due = [t for t in self.live.values()
+                   if t.expires_ms is not None and t.state == "waiting" and t.stopped is None]
+            for table in [t for t in due if t.expires_ms is not None and t.expires_ms <= now]:
+                self.log.info("table_expired", table=table.id)
+                table.submit(Request("expire", NOBODY, {}))
+            later = [t.expires_ms for t in due if t.expires_ms is not None and t.expires_ms > now]
+            with trio.CancelScope(deadline=self.clock.to_trio(min(later, default=None))) as self._expiring:
+                await trio.sleep_forever()
 
     def recover(self, recovered: list[Recovered]) -> None:
         """Bring back every unfinished table, each exactly as its journal left it."""
@@ -101,6 +160,11 @@ class Lobby:
 
     def _open(self, table: Table) -> None:
         table.on_finish = self._finished
+        if table.state == "waiting":
+            table.expiry_ms = self.waiting_expiry_ms
+            table.expires_ms = self.clock.now_ms() + self.waiting_expiry_ms
+            if self.clock.to_trio(table.expires_ms) < self._expiring.deadline:
+                self._expiring.deadline = self.clock.to_trio(table.expires_ms)
         self.tables[table.id] = table
         self.live[table.id] = table
         if table.journal is not None:

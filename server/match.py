@@ -84,6 +84,7 @@ class Match:
             raise ValueError(f"{self.cls.TITLE} takes {self.cls.MIN_SEATS} to {self.cls.MAX_SEATS} players")
         self.seat_count = seat_count
         self.seed = seed
+        self.seeded = False  # its creator chose the seed, so may know the deck: said in its summary, views, result
         self.time_scale = time_scale
         self.options = dict(options or {})
         self.checked_options = self.cls.check_options(self.options, time_scale)
@@ -110,8 +111,9 @@ class Match:
 
     def header(self) -> dict[str, Any]:
         """The journal's first record: everything needed to make this match again."""
-        return {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count, "seed": self.seed,
+        head = {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count, "seed": self.seed,
                 "time_scale": self.time_scale, "options": self.options}
+        return {**head, "seeded": True} if self.seeded else head
 
     def take_records(self) -> list[dict[str, Any]]:
         records, self._records = self._records, []
@@ -134,8 +136,9 @@ class Match:
         return self.engine.next_deadline()
 
     def summary(self) -> dict[str, Any]:
-        return {"table": self.id, "game": self.game_name, "seats": self.seat_count, "taken": len(self.seats),
-                "state": self.state, "spectators": len(self.spectators), "paused": self.paused_at is not None}
+        summary = {"table": self.id, "game": self.game_name, "seats": self.seat_count, "taken": len(self.seats),
+                   "state": self.state, "spectators": len(self.spectators), "paused": self.paused_at is not None}
+        return {**summary, "seeded": True} if self.seeded else summary
 
     def seat_of(self, sub: Subscriber) -> Seat | None:
         return next((s for s in self.seats if s.sub is sub), None)
@@ -204,6 +207,8 @@ class Match:
         body["seats"] = [{"seat": s.index, "name": s.name, "connected": s.sub is not None} for s in self.seats]
         body["seat_count"] = self.seat_count
         body["paused"] = self.paused_at is not None
+        if self.seeded:
+            body["seeded"] = True
         return body
 
     def legal(self, seat: int | None) -> list[dict[str, Any]]:
@@ -450,14 +455,22 @@ class Match:
         self._records.append({"k": "unpause", "at": at})
         self._publish([Event("unpaused", at, {"deadline": self.engine.next_deadline()})], at)
 
-    def _do_close(self, at: int) -> None:
-        """The organiser ends the table: a running game stops where it is, with no winner."""
-        self._records.append({"k": "close", "at": at})
+    def _on_expire(self, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+        """Nobody joined in time (server/lobby.py): a table still waiting ends, with reason "expired"."""
+        if self.state == WAITING:
+            self._do_close(now, ended="expired")
+
+    def _do_close(self, at: int, ended: str = "closed") -> None:
+        """The organiser ends the table (or it expired): a running game stops where it is, with no winner."""
+        record: dict[str, Any] = {"k": "close", "at": at}
+        if ended != "closed":
+            record["ended"] = ended
+        self._records.append(record)
         if self.engine is None:
             self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
             self.views.changed()
             self.started_at = at
-        self._finish(at, ended="closed")
+        self._finish(at, ended=ended)
         self._views_due = True
 
     def _finish(self, at: int, ended: str | None = None) -> None:
@@ -471,6 +484,8 @@ class Match:
             base = {**base, "over": True, "reason": ended, "winners": []}
         self.result = {**base, "actions": self.actions, "rejected": self.rejected,
                        "game_ms": at - self.started_at, "digest": self.engine.digest()}
+        if self.seeded:
+            self.result["seeded"] = True
         self._records.append({"k": "end", "at": at, "result": self.result})
         self._append(Event("result", at, {"result": self.result}), at)
 
@@ -528,6 +543,7 @@ class Match:
             match = cls(head["id"], head["game"], head["seats"], head["seed"], head["time_scale"], head["options"])
         except (KeyError, ValueError) as exc:
             raise ReplayMismatch(f"record 1 (table) does not describe a table: {exc}") from None
+        match.seeded = head.get("seeded") is True
         for n, record in enumerate(records[1:], start=2):
             kind = record["k"]
             if kind == "end":
@@ -579,6 +595,7 @@ REQUESTS: dict[str, Callable[[Match, Subscriber, dict[str, Any], int], None]] = 
     "pause_clocks": Match._on_pause_clocks,
     "unpause_clocks": Match._on_unpause_clocks,
     "close_table": Match._on_close_table,
+    "expire": Match._on_expire,
 }
 
 REPLAY_STEPS: dict[str, Callable[[Match, dict[str, Any]], object]] = {
@@ -590,5 +607,5 @@ REPLAY_STEPS: dict[str, Callable[[Match, dict[str, Any]], object]] = {
     "pause": lambda m, r: m._do_pause(r["at"]),
     "unpause": lambda m, r: m._do_unpause(r["at"]),
     "resume": lambda m, r: m._do_unpause(r["at"]),  # journals written before the rename
-    "close": lambda m, r: m._do_close(r["at"]),
+    "close": lambda m, r: m._do_close(r["at"], r.get("ended", "closed")),
 }

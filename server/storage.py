@@ -5,6 +5,7 @@ could not be trusted.
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
     DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
     DIR/clock                     the server time at the last heartbeat
+    DIR/ids                       a table number above every one handed out: none is ever given twice
     DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
@@ -21,12 +22,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from server import logs
-from server.clock import read_heartbeat
+from server.aside import set_aside_strangers
+from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
                             read_table, write_file)
 
 _ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
+IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)
 _TABLE_ID = re.compile(r"(?:w\d{1,6}-)?t\d{1,18}")  # what a table id may be, before it names a file
 __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 
@@ -48,14 +51,17 @@ class DataDir:
         self.replays = os.path.join(root, "replays")
         self.corrupt = os.path.join(root, "corrupt")
         self.clock_path = os.path.join(root, "clock")
+        self.ids_path = os.path.join(root, "ids")
+        self._reserved = 0  # DIR/ids: the table numbers below it may be handed out
         os.makedirs(root, mode=0o700, exist_ok=True)
-        self._lock = DirLock(root)
+        self.log = logs.get(data=root)
+        # once it is ours: a directory or a FIFO where the log should be, ... is set aside (server/aside.py)
+        self._lock = DirLock(root, lambda: set_aside_strangers(root, self.log))
         for path in (self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
         self.syncer: Log = Syncer(self.log_path, self.replays, policy)  # the server runs it
         self._frames: dict[str, list[bytes]] = {}  # recovered tables' records, until their journal opens
         self._seen: list[str] = []  # every unfinished table found on start
-        self.log = logs.get(data=root)
 
     def close(self) -> None:
         """Release the directory for the next server."""
@@ -85,9 +91,33 @@ class DataDir:
         raise FileNotFoundError(path)
 
     def next_table_number(self) -> int:
+        """Above every table number the directory knows of, and every one reserved (``reserve_table_numbers``):
+        ids of tables finished, closed, expired, set aside or lost stay taken."""
         names = [*(f"{t}.journal" for t in self._seen), *self._listdir(self.legacy), *os.listdir(self.replays),
                  *os.listdir(self.corrupt)]
-        return max([int(m.group(1)) for name in names if (m := _ID.match(name))], default=0) + 1
+        found = max([int(m.group(1)) for name in names if (m := _ID.match(name))], default=0) + 1
+        return max(found, self._read_reserved())
+
+    def reserve_table_numbers(self, number: int) -> None:
+        """Table ``number`` is being handed out: once it is at the reserve's end, ``IDS_AHEAD`` more are reserved,
+        durably, before it is used (a restart then starts after them)."""
+        if number < self._reserved:
+            return
+        self._reserved = number + IDS_AHEAD
+        write_file(self.ids_path, [f"{self._reserved}\n".encode()])
+
+    def _read_reserved(self) -> int:
+        """What DIR/ids holds (a regular file, if anything: ``server.aside``); 0 when nothing, or garbage."""
+        try:
+            with open(self.ids_path, "rb") as f:
+                text = f.read(32)
+        except FileNotFoundError:
+            return 0
+        if not text.strip().isdigit():
+            self.log.warning("ids_file_refused", path=self.ids_path, why="not a number: the tables found are used")
+            return 0
+        self._reserved = int(text)
+        return self._reserved
 
     @staticmethod
     def _listdir(path: str) -> list[str]:
@@ -161,4 +191,7 @@ class DataDir:
             self.log.warning("clock_file_refused", path=self.clock_path,
                              why="not a regular file holding a number: the journals' times are used")
             heartbeat = 0
-        return max([heartbeat, *latest])
+        start, why = trusted_start(heartbeat, max(latest, default=None))
+        if why is not None:
+            self.log.warning("clock_file_refused", path=self.clock_path, why=why)
+        return start

@@ -88,6 +88,8 @@ class Table(_Shell):
     def __init__(self, match: Match, clock: ServerClock, journal: Journal | None = None,
                  on_finish: Callable[["Table"], None] | None = None) -> None:
         self.match = match
+        self.expiry_ms: int | None = None  # how long it may wait for players, from its creation or last join
+        self.expires_ms: int | None = None  # when it expires if it is still waiting then (server time)
         self.id = match.id
         self.clock = clock
         self.journal = journal
@@ -136,6 +138,12 @@ class Table(_Shell):
         for sub, _ in self.match.subscribers():
             sub.send(notice)
         self._wait.cancel()
+
+    def summary(self) -> dict[str, Any]:
+        summary = self.match.summary()
+        if self.expires_ms is not None and self.match.state == "waiting":
+            summary["expires"] = self.expires_ms
+        return summary
 
     def _stopped_error(self) -> ProtocolError:
         assert self.stopped is not None
@@ -221,6 +229,8 @@ class Table(_Shell):
         elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
             self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
                           name=seat.name)
+        if request.kind == "join" and self.expiry_ms is not None:  # someone came: it may wait as long again
+            self.expires_ms = now + self.expiry_ms
 
     def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""

@@ -96,8 +96,9 @@ class Director:
                     self.store.set_state("finished")
                     return self.store.load()
                 tables = snap.next_tables()
+                secret = self.store.secret() if snap.seeded else None
                 self.store.start_round(snap.current_round + 1, tables,
-                                       snap.table_seeds(snap.current_round + 1, len(tables)))
+                                       snap.table_seeds(snap.current_round + 1, len(tables), secret))
                 self.log.info("round_paired", round=snap.current_round + 1)
                 continue
             await self._play_round(snap)
@@ -333,7 +334,8 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
 
 async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
-        store.begin(roster, roster.seed if cfg.seed is None else cfg.seed)
+        if store.begin(roster, roster.seed if cfg.seed is None else cfg.seed).seeded:
+            store.secret()  # made now, or refused (StoreError, one line) before anything starts
         for old, new in store.renamed:
             out(f"roster: entrant {old!r} is now {new!r} (their games and points stay theirs)")
         async with trio.open_nursery() as nursery:

@@ -8,8 +8,9 @@ A roster is TOML::
     rounds = 3                  # required, 1..100
     table_size = 4              # preferred seats per table, 2..6 (default 4); tables are balanced around it
     game = "parsimonia"         # default "parsimonia"
-    seed = 7                    # optional: a reproducible league (seating and, by a keyed hash, every table's
-                                # seed); without it both come from the operating system's random source
+    seed = 7                    # optional: a reproducible league (seating, and with the secret the director
+                                # keeps in DATA/seeds.key, every table's seed, by HMAC-SHA256); without it both
+                                # come from the operating system's random source
     human_grace_s = 300         # default 300: a table with humans starts its clocks once every human is
                                 # connected, or this many seconds after it was created (0: at once)
     preset = "quick"            # optional, Parsimonia: named clocks for people ("quick", "evening", "full";

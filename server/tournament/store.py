@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from .pairing import History, next_round
 from .roster import Roster, parse_roster
-from .seeds import random_seed, table_seeds
+from .seeds import directory_secret, random_seed, seed_key, table_seeds
 from .standings import GameResult, Standing, compute_standings, result_scores
 
 TournamentState = Literal["running", "paused", "finished"]
@@ -151,7 +151,7 @@ class Snapshot:
     """Everything stored, and what a director needs to carry on."""
 
     roster: Roster
-    seed: int  # the seating's, and the key of the tables' seeds when ``seeded``
+    seed: int  # the seating's, and with the directory's secret the key of the tables' seeds when ``seeded``
     seeded: bool  # chosen by the organiser (roster or --seed); else random, and so are the tables' seeds
     state: TournamentState
     entrants: tuple[EntrantRecord, ...]
@@ -193,9 +193,13 @@ class Snapshot:
         roster = self.roster
         return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed)
 
-    def table_seeds(self, round_number: int, count: int) -> list[int]:
-        """Seeds for round ``round_number``'s ``count`` tables: derived from the organiser's seed, else random."""
-        return table_seeds(self.seed if self.seeded else None, round_number, count)
+    def table_seeds(self, round_number: int, count: int, secret: bytes | None = None) -> list[int]:
+        """Seeds for round ``round_number``'s ``count`` tables: derived from the organiser's seed and the
+        directory's ``secret`` (``Store.secret``; needed when seeded), else random."""
+        if not self.seeded:
+            return table_seeds(None, round_number, count)
+        assert secret is not None, "a seeded tournament's table seeds need its directory's secret"
+        return table_seeds(seed_key(secret, self.seed), round_number, count)
 
     def entrant(self, entrant_id: int) -> EntrantRecord:
         """The entrant with this id (``KeyError`` if none)."""
@@ -207,7 +211,8 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.renamed: list[tuple[str, str]] = []  # (old, new) names of the entrants ``begin`` renamed
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.directory = Path(path).parent
+        self.directory.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA synchronous = FULL")
@@ -225,6 +230,14 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def secret(self) -> bytes:
+        """The tournament directory's secret (``seeds.directory_secret``): made the first time it is asked for.
+        ``StoreError`` when the file there is not one."""
+        try:
+            return directory_secret(self.directory)
+        except (OSError, ValueError) as exc:
+            raise StoreError(str(exc)) from None
 
     def begin(self, roster: Roster, seed: int | None) -> Snapshot:
         """Start the tournament, or find it again: the file must then hold this very roster (its seed is kept),

@@ -1,6 +1,8 @@
 """A server WebSocket on a trio socket stream: our reader takes the client's frames; frames go out at once.
 
-Reading: bytes from the stream go through ``server.transport.wsreader.FrameReader`` (past the handshake,
+Reading: ``receive`` waits for the next message; a connection's reader uses ``wait_input`` (which reads the
+bytes, waiting for them) and ``receive_nowait`` (which parses them), so that the parsing is done in the address's
+turn (``server.turns``). Bytes from the stream go through ``server.transport.wsreader.FrameReader`` (past the handshake,
 which h11 and ``server.transport.http`` made), which answers nothing by itself: this module answers pings,
 echoes a close, and closes with the reader's code (1002, 1007, 1009) on a protocol violation; an over-long
 message is refused from its frame header, before any of its payload is read (1009).
@@ -30,6 +32,7 @@ from server.transport import frames
 from server.transport.wsreader import CLOSE, MESSAGE, PING, VIOLATION, FrameReader
 
 RECEIVE_BYTES = 65536
+PARSE_BYTES = 1024  # what receive_nowait parses at a time
 WRITE_BATCH = 64  # queued frames a writer joins into one send
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
 
@@ -52,7 +55,7 @@ class WebSocket:
         # lists, not deques: both are short or empty nearly always, and an empty deque costs 760 bytes (a
         # block of 64 slots) against 56, on each of thousands of idle connections
         self._messages: list[bytes | str] = []
-        self._received = received  # what came with the handshake, read first
+        self._received: bytes | memoryview = received  # read and not yet parsed: first what came with the handshake
         self._queue: list[bytes | memoryview] = []  # only a partly sent frame's rest is a memoryview
         self._writing = False
         self._written = trio.Event()
@@ -169,18 +172,51 @@ class WebSocket:
             await self._read()
         return self._messages.pop(0)
 
+    async def wait_input(self) -> None:
+        """Until ``receive_nowait`` has something to look at: bytes read from the client (kept as they are:
+        they are parsed by ``receive_nowait``, in the reader's turn, server/turns.py), a message, or the end."""
+        if self._messages or self._received or self._eof:
+            return
+        data = await self._receive_some()
+        if data:
+            self._received = data
+        else:
+            self._eof = self._tcp_eof = True
+
+    def receive_nowait(self) -> bytes | str | None:
+        """The next whole message, parsing what ``wait_input`` read if need be, ``PARSE_BYTES`` at a time
+        (64 KiB of small frames, parsed at once, would be milliseconds of one address's turn); None when there
+        is none yet (wait for more) or the connection is over (``over``)."""
+        while not self._messages and self._received:
+            data = memoryview(self._received)
+            self._received = data[PARSE_BYTES:]
+            self._feed(bytes(data[:PARSE_BYTES]))
+        return self._messages.pop(0) if self._messages else None
+
+    @property
+    def over(self) -> bool:
+        """No message will come any more."""
+        return self._eof and not self._messages
+
+    async def _receive_some(self) -> bytes:
+        try:
+            data = await self._stream.receive_some(RECEIVE_BYTES)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        self.last_heard = trio.current_time()
+        return data
+
     async def _read(self) -> None:
         if self._received:
-            data, self._received = self._received, b""
+            data, self._received = bytes(self._received), b""
         else:
-            try:
-                data = await self._stream.receive_some(RECEIVE_BYTES)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            self.last_heard = trio.current_time()
+            data = await self._receive_some()
         if not data:
             self._eof = self._tcp_eof = True
             return
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
         for kind, value in self._reader.feed(data):
             if kind == MESSAGE:
                 traffic.frames_in += 1

@@ -18,6 +18,10 @@ then fall on the flooder, not on the normal table's clients.
 * ``stalled``: a client with a small receive buffer that watches a table and asks for its view at just
   under the rate limit, and never reads; again after each time the server drops it. Reports the drops and
   the seconds to each.
+* ``busy``: N connections spread over ``--addresses`` source addresses (127.0.0.2 upwards), each sending
+  ``--rate`` pings a second (in tenths of a second's batches), reading and dropping every byte the server sends
+  without parsing it (so the flooder keeps up); it opens again whatever the server closes or refuses, half a
+  second later. Reports what it sent, the connections it opened and the refusals and closes.
 * ``idle``: N connections through the whole handshake and ``hello``, then silent, spread over source
   addresses 127.0.0.2, 127.0.0.3, ... (at most ``PER_ADDRESS`` each, under the server's per-address bound).
   Reports how many were opened and how many were still open at the end (the server answers none of them
@@ -112,12 +116,12 @@ class Client:
         assert welcome is not None and welcome["type"] == "welcome", welcome
 
 
-async def rate(args: argparse.Namespace, result: dict) -> None:
+async def rate(args: argparse.Namespace, result: dict, source: str = FROM) -> None:
     result.update(sent=0, pongs=0, rate_limited=0, closes=0)
     print("READY", flush=True)
     while True:
         try:
-            client = await Client.open(args.port)
+            client = await Client.open(args.port, source=source)
             await client.hello("flood-rate")
         except OSError:
             await trio.sleep(0.1)
@@ -183,11 +187,11 @@ async def held(args: argparse.Namespace, result: dict, trickle: bool) -> None:
         print("READY", flush=True)
 
 
-async def stalled(args: argparse.Namespace, result: dict) -> None:
+async def stalled(args: argparse.Namespace, result: dict, source: str = FROM) -> None:
     result.update(drops=0, seconds_to_drop=[], asked=0)
     print("READY", flush=True)
     while True:
-        client = await Client.open(args.port, rcvbuf=4096)
+        client = await Client.open(args.port, source=source, rcvbuf=4096)
         await client.hello("flood-stalled")
         await client.send({"type": "watch", "id": 1, "table": args.table, "views": False})
         started = trio.current_time()
@@ -202,6 +206,55 @@ async def stalled(args: argparse.Namespace, result: dict) -> None:
             result["drops"] += 1
             result["seconds_to_drop"].append(round(trio.current_time() - started, 2))
         await client.stream.aclose()
+
+
+async def busy(args: argparse.Namespace, result: dict) -> None:
+    result.update(sent=0, opened=0, refused=0, closes=0, bytes_read=0)
+    limit = trio.Semaphore(32)
+    per_batch = max(1, round(args.rate / 10))
+
+    async def one(n: int) -> None:
+        source = f"127.0.0.{2 + n % args.addresses}"
+        while True:
+            try:
+                async with limit:
+                    client = await Client.open(args.port, source=source)
+                    await client.hello("flood-busy")
+            except (OSError, AssertionError, trio.BrokenResourceError):
+                result["refused"] += 1
+                await trio.sleep(0.5)
+                continue
+            result["opened"] += 1
+            batch = b"".join(client.frame({"type": "ping", "id": i}) for i in range(per_batch))
+
+            async with trio.open_nursery() as inner:
+                async def drain() -> None:
+                    try:
+                        while data := await client.stream.receive_some(65536):
+                            result["bytes_read"] += len(data)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass
+                    inner.cancel_scope.cancel()  # the server closed it
+
+                inner.start_soon(drain)
+                try:
+                    while True:
+                        await client.stream.send_all(batch)
+                        result["sent"] += per_batch
+                        await trio.sleep(0.1)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    inner.cancel_scope.cancel()
+            result["closes"] += 1
+            await client.stream.aclose()
+            await trio.sleep(0.5)
+
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(one, n)
+        with trio.move_on_after(5):  # each one opened, or refused, once (or the server too busy to say)
+            while result["opened"] + result["refused"] < args.count:
+                await trio.sleep(0.05)
+        print("READY", flush=True)
 
 
 async def idle(args: argparse.Namespace, result: dict) -> None:
@@ -241,8 +294,12 @@ async def main(args: argparse.Namespace) -> None:
         await idle(args, result)
     else:
         with trio.move_on_after(args.seconds):
-            if args.kind == "rate":
+            if args.kind in ("rate", "stalled") and args.addresses > 1:
+                await from_many(args, result)
+            elif args.kind == "rate":
                 await rate(args, result)
+            elif args.kind == "busy":
+                await busy(args, result)
             elif args.kind == "stalled":
                 await stalled(args, result)
             else:
@@ -250,12 +307,30 @@ async def main(args: argparse.Namespace) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+async def from_many(args: argparse.Namespace, result: dict) -> None:
+    """The rate or stalled flood from ``--addresses`` addresses at once, one each; ``result`` sums theirs
+    (lists are joined), each one's also kept under ``each``."""
+    flood = rate if args.kind == "rate" else stalled
+    each: list[dict] = [{} for _ in range(args.addresses)]
+    try:
+        async with trio.open_nursery() as nursery:
+            for n, part in enumerate(each):
+                nursery.start_soon(flood, args, part, f"127.0.0.{2 + n}")
+    finally:
+        for part in each:
+            for key, value in part.items():
+                result[key] = result.get(key, [] if isinstance(value, list) else 0) + value
+        result["addresses"] = args.addresses
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.faults.flood")
-    parser.add_argument("kind", choices=["rate", "handshakes", "slowloris", "stalled", "idle"])
+    parser.add_argument("kind", choices=["rate", "handshakes", "slowloris", "stalled", "idle", "busy"])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--addresses", type=int, default=1, help="busy: source addresses, 127.0.0.2 upwards")
+    parser.add_argument("--rate", type=float, default=190.0, help="busy: pings a second per connection")
     parser.add_argument("--table", default="", help="the table the stalled client watches")
     return parser.parse_args(argv)
 

@@ -46,6 +46,12 @@ BIDS_PER_AUCTION = 20
 WAIT_S = 10.0  # one answer or broadcast may take this long before the normal table counts as stuck
 
 
+def p50(samples: list[float]) -> float:
+    """The median (nearest rank) of ``samples``."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(0.5 * len(ordered)) - 1)]
+
+
 def p99(samples: list[float]) -> float:
     """The 99th percentile (nearest rank) of ``samples``."""
     ordered = sorted(samples)

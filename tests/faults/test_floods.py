@@ -7,7 +7,9 @@ every half second), its memory stays bounded, its descriptors come back once the
 flooder is limited or dropped. The latency ratio is printed, and recorded in the file named by
 ``PARSIMONIA_FAULTS_FIGURES`` if set; it is not asserted (no wall-clock assertions in tests).
 
-``make test`` runs the stalled reader only; ``make faults`` runs all five at the sizes of the doc."""
+``make test`` runs the stalled reader only; ``make faults`` runs them all at the sizes of the doc, among them the
+busy floods (256 connections of one address, or of 16) and the rate and stalled floods from 16 addresses at once.
+``python -m tests.faults.figures FILE`` makes the doc's table of the figures recorded."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import pytest
 import trio
 
 from tests.faults.conftest import FULL
-from tests.faults.normal_table import normal_table, p99
+from tests.faults.normal_table import normal_table, p50, p99
 from tests.faults.served import Served, raise_nofile, sample, scrape
 from tests.server.conftest import connect
 from tests.server.test_crash import ENV, ROOT
@@ -39,6 +41,8 @@ class Flood:
     count: int  # connections (the rate and stalled floods use one, again and again)
     seconds: float  # how long the flood lasts once it is on
     rss_per_conn_kb: int = 0  # what each flooding connection may cost the server at most, beyond 32 MiB
+    addresses: int = 1  # busy: the source addresses its connections come from
+    rate: float = 190.0  # busy: pings a second per connection
 
 
 FLOODS = {
@@ -46,7 +50,15 @@ FLOODS = {
     "handshakes": Flood(1000, 14.0, 64),
     "slowloris": Flood(500, 14.0, 64),
     "stalled": Flood(1, 8.0),
-    "idle": Flood(5000, 15.0, 96),
+    "idle": Flood(5000, 15.0, 96, addresses=25),  # 200 an address (tests/faults/flood.py: PER_ADDRESS)
+    # 256 connections of one address, each under its own rate (200/s), all together far over the address's (2,000/s)
+    "busy": Flood(256, 12.0, 64),
+    # 16 addresses, each under its own budget (16 x 120/s = 1,920/s), 30,720 pings a second in all: more than the
+    # server can answer, so each address gets its share of the server's time (server/turns.py)
+    "busy16": Flood(256, 12.0, 64, addresses=16, rate=120.0),
+    # the floods of one connection, from 16 addresses at once (127.0.0.2 ... 127.0.0.17), one each
+    "rate16": Flood(16, 10.0, 256, addresses=16),
+    "stalled16": Flood(16, 8.0, 1024, addresses=16),
 }
 SLICE = {"stalled"}  # what make test runs
 
@@ -89,7 +101,8 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
     flood = FLOODS[kind]
     raise_nofile(2 * flood.count + 1024)
     # idle: 200 connections an address, opened at once, stand for 200 hosts; over one address's handshake rate
-    lifted = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000") if kind == "idle" else ()
+    lifted = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000") \
+        if kind in ("idle", "busy", "busy16") else ()
     served = Served(tmp_path, "--data", str(tmp_path / "data"), "--sync", "write", *lifted)
     port = await served.start()
     flooder: trio.Process | None = None
@@ -100,8 +113,10 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
             out = tmp_path / "flood.out"
             with open(out, "wb") as f, open(tmp_path / "flood.err", "wb") as err:
                 flooder = await trio.lowlevel.open_process(
-                    [sys.executable, "-m", "tests.faults.flood", kind, "--port", str(port), "--count",
-                     str(flood.count), "--seconds", str(flood.seconds), "--table", table.table],
+                    # niced: the flooder stands for another host, not for a process taking the normal table's CPU
+                    ["nice", "-n", "10", sys.executable, "-m", "tests.faults.flood", kind.rstrip("0123456789"),
+                     "--port", str(port), "--count", str(flood.count), "--seconds", str(flood.seconds),
+                     "--table", table.table, "--addresses", str(flood.addresses), "--rate", str(flood.rate)],
                     stdout=f, stderr=err, cwd=ROOT, env={**ENV, "PYTHONPATH": str(ROOT)})
             await wait_line(out, "READY", flooder, timeout=120)
             during, metrics_during = served.sample(), await scrape(port)  # the flood on, before measuring
@@ -129,6 +144,8 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
 
     figures = {
         "flood": kind, "count": flood.count, "seconds": flood.seconds,
+        "addresses": flood.addresses,
+        "unloaded_p50_ms": round(p50(unloaded), 2), "loaded_p50_ms": round(p50(loaded), 2),
         "unloaded_p99_ms": round(p99(unloaded), 2), "loaded_p99_ms": round(p99(loaded), 2),
         "ratio": round(p99(loaded) / p99(unloaded), 2), "bids_unloaded": len(unloaded), "bids_loaded": len(loaded),
         "rss_kb": [before.rss_kb, seen["peak_rss_kb"], after.rss_kb], "fds": [before.fds, seen["peak_fds"], after.fds],
@@ -148,18 +165,21 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
     assert metrics_after["parsimonia_tasks"] <= metrics_before["parsimonia_tasks"] + 2, figures
     assert "Traceback" not in served.errors()
 
-    if kind == "rate":  # each connection held at its rate: the limit (200/s) and one burst (2 s of it) answered,
+    base = kind.rstrip("0123456789")
+    if base == "rate":  # each connection held at its rate: the limit (200/s) and one burst (2 s of it) answered,
         # then closed; a new connection starts with a burst of its own (docs/reliability.md)
         assert result["rate_limited"] > 0 and result["closes"] >= 1, result
-        assert result["pongs"] <= 200 * flood.seconds + 400 * (result["closes"] + 1), result
+        assert result["pongs"] <= flood.addresses * (200 * flood.seconds + 400) + 400 * result["closes"], result
     elif kind in ("handshakes", "slowloris"):  # every one closed by the server, none held to the end
         assert result["closed_by_server"] == result["opened"] == flood.count, result
         assert result["longest_held_s"] < flood.seconds, result
-    elif kind == "stalled":  # dropped as too slow, again each time it came back
+    elif base == "stalled":  # dropped as too slow, again each time it came back
         assert result["drops"] >= 1, result
         dropped = metrics_after["parsimonia_slow_clients_dropped_total"] - \
             metrics_before["parsimonia_slow_clients_dropped_total"]
         assert dropped >= result["drops"], (dropped, result)
+    elif base == "busy":  # served (its share of the server's time: server/turns.py), its connections held
+        assert result["opened"] >= 1 and result["bytes_read"] > 0, result
     elif kind == "idle":  # every idle connection held open, and counted
         assert result["opened"] == result["still_open"] == flood.count, result
         assert metrics_during["parsimonia_connections"] >= flood.count + 2

@@ -350,8 +350,9 @@ def test_every_message_and_field_documented(part, catalogue):
 def test_table_summary_fields_documented():
     body = section(section(SPEC, "## Server messages"), "### tables")
     summary = body[body.index("Each entry of `tables`") :]
-    assert {row[0].strip("`"): row[1] for row in table_rows(summary)} == {
-        name: field.describe() for name, field in TABLE_SUMMARY.required.items()
+    assert {row[0].strip("`"): (row[1], row[2] == "yes") for row in table_rows(summary)} == {
+        **{name: (field.describe(), True) for name, field in TABLE_SUMMARY.required.items()},
+        **{name: (field.describe(), False) for name, field in TABLE_SUMMARY.optional.items()},
     }
 
 

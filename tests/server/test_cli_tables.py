@@ -24,5 +24,8 @@ def test_tables_lists_id_game_seats_taken_state_and_spectators(tmp_path, server_
     assert rows[1].startswith("t2       gift-of-tulips   0/2   waiting  0")
     assert [row.index("waiting") for row in rows] == [header.index("state")] * 2  # the columns line up
     code, out, err = run("tables", "--url", server_url, "--json", cwd=tmp_path)
-    assert json.loads(out)[0] == {"table": "t1", "game": "parsimonia", "seats": 3, "taken": 0, "state": "waiting",
-                                  "spectators": 0, "paused": False}
+    first = json.loads(out)[0]
+    assert first == {"table": "t1", "game": "parsimonia", "seats": 3, "taken": 0, "state": "waiting",
+                     "spectators": 0, "paused": False,
+                     "expires": first["expires"]}  # server time: 10 minutes after its creation
+    assert first["expires"] >= 600_000

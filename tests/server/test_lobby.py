@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import trio
 
@@ -32,16 +34,16 @@ async def test_tables_lists_every_table_with_seats_state_and_spectators(server, 
         assert (await fan.request("watch", table=t2))["type"] == "watching"
         listing = await b.request("tables")
         assert listing["type"] == "tables"
-        assert listing["tables"] == [
+        assert listing["tables"] == [  # a waiting table says when it expires (10 minutes of server time)
             {"table": t1, "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0,
-             "paused": False},
+             "paused": False, "expires": 600_000},
             {"table": t2, "game": "parsimonia", "seats": 4, "taken": 0, "state": "waiting", "spectators": 1,
-             "paused": False},
+             "paused": False, "expires": 600_000},
         ]
         await join(b, t1)
         await b.event("game_started")
         (first,) = [t for t in (await fan.request("tables"))["tables"] if t["table"] == t1]
-        assert first["taken"] == 2 and first["state"] == "running"
+        assert first["taken"] == 2 and first["state"] == "running" and "expires" not in first
 
 
 async def test_create_refuses_unknown_game_bad_seat_counts_and_bad_options(server):
@@ -213,3 +215,92 @@ async def test_finished_tables_leave_the_live_count_and_a_bounded_index_still_an
         view = await a.view(lambda m: m["table"] == done[1])
         assert view["view"]["result"]["reason"] == "revealed" and view["legal"] == []
         assert len(server.lobby.finished[done[1]].match.history) == 1  # only the result is kept
+
+
+# ------------------------------------------------------------------ waiting tables: expiry, a cap per address
+
+
+async def test_a_waiting_table_expires_ten_minutes_after_its_creation_or_its_last_join(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        lonely, joined = await create_table(a, 2), await create_table(a, 3)
+        listing = {t["table"]: t for t in (await b.request("tables"))["tables"]}
+        assert listing[lonely]["expires"] == listing[joined]["expires"] == 600_000
+        await trio.sleep(300)
+        await join(a, joined)  # someone came: it may wait ten minutes more
+        assert {t["table"]: t for t in (await b.request("tables"))["tables"]}[joined]["expires"] == 900_000
+        await trio.sleep(301)
+        listing = {t["table"]: t for t in (await b.request("tables"))["tables"]}
+        assert listing[lonely]["state"] == "over" and "expires" not in listing[lonely]
+        assert listing[joined]["state"] == "waiting"
+        watched = await b.request("watch", table=lonely)
+        assert watched["type"] == "watching"
+        view = await b.view()
+        assert view["view"]["result"]["reason"] == "expired" and view["view"]["result"]["winners"] == []
+        refused = await b.request("join", table=lonely, name="late")
+        assert refused["type"] == "error"
+        await trio.sleep(300)
+        assert server.lobby.tables[joined].state == "over"
+        assert server.lobby.tables[joined].match.result["reason"] == "expired"
+
+
+async def test_a_table_that_starts_never_expires(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        table = await create_table(a, 2, options={"opening_ms": 3_600_000, "game_ms": 7_200_000, "quiet_ms": 600_000})
+        await join(a, table)
+        await join(b, table)
+        await b.event("game_started")
+        await trio.sleep(1200)
+        assert server.lobby.tables[table].state == "running"
+
+
+async def test_an_address_may_have_eight_tables_of_its_own_waiting_then_another_when_one_starts(
+        server, autojump_clock, memory_net):
+    async with connect(server, "a") as a:
+        tables = [await create_table(a, 2) for _ in range(8)]
+        refused = await a.request("create", game="parsimonia", seats=2)
+        assert refused["type"] == "error" and refused["code"] == "rate_limited" and "8 tables" in refused["message"]
+        memory_net.address = "10.0.0.9"
+        async with connect(server, "elsewhere") as other, connect(server, "sitter") as sitter:
+            assert await create_table(other, 2)  # another address: its own eight
+            await join(a, tables[0])
+            await join(sitter, tables[0])  # it starts: no longer waiting
+            await sitter.event("game_started")
+        assert await create_table(a, 2)
+
+
+async def test_the_organiser_may_have_any_number_of_tables_waiting(start_server, autojump_clock):
+    server = await start_server(admin_token="s3cret")
+    async with connect(server, "director") as director:
+        for _ in range(12):
+            assert await create_table(director, 2, admin="s3cret")
+
+
+async def test_table_ids_are_never_given_twice_across_restarts(start_server, autojump_clock, tmp_path):
+    data = str(tmp_path / "data")
+    first = await start_server(data_dir=data, waiting_expiry_ms=1000)
+    async with connect(first, "a") as a:
+        gone = [await create_table(a, 2) for _ in range(3)]
+        await trio.sleep(2)  # they expire
+    assert all(first.lobby.tables[t].state == "over" for t in gone)
+    first.lobby.nursery.cancel_scope.cancel()
+    await trio.sleep(1)
+    for name in os.listdir(tmp_path / "data" / "replays"):  # even their replay files lost
+        os.remove(tmp_path / "data" / "replays" / name)
+    second = await start_server(data_dir=data)
+    async with connect(second, "b") as b:
+        fresh = await create_table(b, 2)
+    assert fresh not in gone and int(fresh[1:]) > 3
+
+
+async def test_a_seeded_table_says_so_in_tables_its_views_and_its_result(server, autojump_clock):
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        seeded, unseeded = await create_table(a, 2, seed=7, options=SHORT), await create_table(a, 2)
+        listing = {t["table"]: t for t in (await b.request("tables"))["tables"]}
+        assert listing[seeded]["seeded"] is True and "seeded" not in listing[unseeded]
+        await join(a, seeded)
+        assert (await a.view())["view"]["seeded"] is True
+        await join(b, unseeded)
+        assert "seeded" not in (await b.view())["view"]
+        await trio.sleep(601)  # both expire
+        assert server.lobby.tables[seeded].match.result["seeded"] is True
+        assert "seeded" not in server.lobby.tables[unseeded].match.result

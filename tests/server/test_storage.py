@@ -16,7 +16,8 @@ from structlog.testing import capture_logs
 from server.app import Server, ServerConfig
 from server.journal import Syncer, encode_entry, encode_record, read_journal, read_log, read_table
 from server.match import Match
-from server.storage import DataDir, DataDirBusy
+from server.clock import MAX_AHEAD_MS
+from server.storage import IDS_AHEAD, DataDir, DataDirBusy
 from tests.server.conftest import connect, create_table, join
 
 
@@ -400,3 +401,45 @@ def test_a_checkpoint_interrupted_at_any_step_recovers_every_live_table_and_noth
         assert names(data.corrupt) == []
     finally:
         data.close()
+
+
+def test_table_numbers_handed_out_stay_taken_after_a_restart_whatever_became_of_their_tables(tmp_path):
+    data = DataDir(str(tmp_path))
+    data.recover()
+    assert data.next_table_number() == 1
+    data.reserve_table_numbers(1)  # t1 handed out; then its table, its log and everything else lost
+    data.close()
+    os.remove(tmp_path / "log")
+    again = DataDir(str(tmp_path))
+    again.recover()
+    assert again.next_table_number() == 1 + IDS_AHEAD
+    again.reserve_table_numbers(1 + IDS_AHEAD)
+    again.reserve_table_numbers(2 + IDS_AHEAD)  # within the reserve: nothing written
+    assert (tmp_path / "ids").read_text() == f"{1 + 2 * IDS_AHEAD}\n"
+    again.close()
+
+
+@pytest.mark.parametrize("text", ["x1\n", "", "-5", "1e12"])
+def test_an_ids_file_that_is_not_a_number_is_refused_in_one_line(tmp_path, captured_logs, text):
+    (tmp_path / "ids").write_text(text)  # a FIFO or a directory there is set aside (tests/server/test_aside.py)
+    data = DataDir(str(tmp_path))
+    data.recover()
+    assert data.next_table_number() == 1
+    assert len([line for line in captured_logs.getvalue().splitlines() if "ids_file_refused" in line]) == 1
+    data.close()
+
+
+def test_a_clock_file_far_ahead_of_the_journals_is_refused_in_one_line_and_their_time_used(tmp_path, captured_logs):
+    """Set to 1e12 ms, it ended every recovered game at once (all their deadlines passed)."""
+    write_log(layout(tmp_path).log_path, {"t1": table_records("t1", at=1000)})
+    data = DataDir(str(tmp_path))
+    try:
+        recovered = data.recover()
+        for heartbeat, expected in ((10**12, 1500), (1500 + MAX_AHEAD_MS + 1, 1500), (1500 + MAX_AHEAD_MS, None)):
+            with open(data.clock_path, "w") as f:
+                f.write(str(heartbeat))
+            assert data.start_ms(recovered) == (heartbeat if expected is None else expected)
+    finally:
+        data.close()
+    refused = [line for line in captured_logs.getvalue().splitlines() if "clock_file_refused" in line]
+    assert len(refused) == 2 and "ahead of the journals" in refused[0]

@@ -15,7 +15,7 @@ from server import match as match_module, table as table_module
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 
 RESULT_KEYS = {"game", "seed", "players", "over", "reason", "winners", "scores", "dollars", "company_dollars", "turns",
-               "actions", "rejected", "game_ms", "digest"}
+               "actions", "rejected", "game_ms", "digest", "seeded"}  # these tables' seeds are chosen: seeded
 
 
 async def act(client: RawClient, table: str, **command: Any) -> dict[str, Any]:
@@ -220,7 +220,7 @@ async def test_opening_runs_several_auctions_from_different_players_at_once(serv
 # the public part of a view (the same for every seat); the card table and the configuration come once, in
 # joined / watching, as the static part
 VIEW_KEYS = {"game", "now", "phase", "turn", "current", "step", "turn_over", "deadlines", "players", "drawn",
-             "company", "deck_count", "aside", "bought", "auctions", "seats", "seat_count", "paused"}
+             "company", "deck_count", "aside", "bought", "auctions", "seats", "seat_count", "paused", "seeded"}
 EVENT_FIELDS = {
     "game_started": {"seats"},
     "opening_ended": {"reason", "open_auctions"},

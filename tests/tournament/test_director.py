@@ -23,9 +23,11 @@ from server.journal import read_journal
 from server.tournament.director import Director, DirectorConfig, run_tournament
 from server.tournament.guide import entrant_key
 from server.tournament.roster import load_roster
-from server.tournament.seeds import table_seeds
+from server.tournament.seeds import SECRET_FILE, directory_secret, seed_key, table_seeds
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
+from tests.server.test_cli import run
+
 
 @pytest.fixture(autouse=True)
 def _quiet_logs() -> None:
@@ -84,9 +86,13 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
     assert f"the organiser's admin token (for the page's #admin) is in {token_file}" in lines
     assert token_file.stat().st_mode & 0o077 == 0 and len(token_file.read_text().strip()) >= 16
     DirLock(str(tmp_path / "data")).close()  # the director let go of its directory
-    for rnd in doc["rounds"]:  # every table was dealt the seed derived from the roster's (seed = 3)
+    # every table was dealt the seed derived from the roster's (seed = 3) and the directory's secret, which stays in
+    # the directory (not in its exports)
+    key = seed_key(directory_secret(tmp_path / "data"), 3)
+    for rnd in doc["rounds"]:
         dealt = [read_journal(str(export / t["replay"])).records[0]["seed"] for t in rnd["tables"]]
-        assert dealt == table_seeds(3, rnd["round"], len(rnd["tables"]))
+        assert dealt == table_seeds(key, rnd["round"], len(rnd["tables"]))
+    assert not [p for p in export.rglob("*") if p.name == SECRET_FILE]
 
 
 async def test_a_second_director_on_a_data_directory_in_use_stops_before_touching_it(tmp_path):
@@ -337,3 +343,13 @@ def test_the_in_process_servers_admin_token_is_kept_and_the_same_after_a_restart
     token, where = _own_admin_token(str(tmp_path))
     assert where == str(tmp_path / "admin-token") and (tmp_path / "admin-token").read_text() == token + "\n"
     assert _own_admin_token(str(tmp_path)) == (token, where)
+
+
+def test_a_seed_secret_that_is_not_ours_stops_the_director_in_one_line_before_anything_starts(tmp_path, capsys):
+    roster = write_roster(tmp_path / "league.toml", entrants=4, rounds=1, table_size=2)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / SECRET_FILE).write_text("not a secret\n")
+    status, out, err = run(capsys, "tournament", "--roster", str(roster), "--data", str(data), "--port", "0")
+    assert status == 2 and err.count("\n") == 1 and "seed secret" in err and "Traceback" not in err
+    assert (data / SECRET_FILE).read_text() == "not a secret\n" and not (data / "server").exists()

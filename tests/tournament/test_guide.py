@@ -37,7 +37,7 @@ def test_a_human_is_told_the_table_then_to_wait_for_the_next_round_then_that_it_
         assert guides(snap) == {1: {"tournament": "cup", "name": "Ada", "round": 0, "state": "waiting",
                                     "next_round": 1}}  # bots have no link
         for number, sid in ((1, "t1"), (2, "t2")):
-            store.start_round(number, [[2, 1]], snap.table_seeds(number, 1))
+            store.start_round(number, [[2, 1]], snap.table_seeds(number, 1, store.secret()))
             store.table_started(number, 1, sid, ["bot-token", f"ada-{sid}"], held=False)
             playing = guides(store.load())[1]
             assert playing == {"tournament": "cup", "name": "Ada", "round": number, "state": "playing",

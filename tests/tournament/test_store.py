@@ -53,12 +53,16 @@ def test_without_a_seed_the_tournament_gets_a_random_one_and_random_table_seeds(
     assert snaps[0].table_seeds(1, 2) != snaps[0].table_seeds(1, 2)  # drawn anew, not derived
 
 
-def test_with_a_seed_the_table_seeds_are_reproducible(tmp_path):
-    seeds = []
-    for run in ("a", "b"):
-        with Store(tmp_path / run / "t.sqlite") as store:
-            seeds.append(store.begin(ROSTER, seed=7).table_seeds(1, 2))
+def test_with_a_seed_the_table_seeds_are_reproducible_in_the_same_directory_only(tmp_path):
+    seeds, seatings = [], []
+    for run in ("a", "a", "b"):  # the directory's secret is made once, in a
+        with Store(tmp_path / run / f"t{len(seeds)}.sqlite") as store:
+            snap = store.begin(ROSTER, seed=7)
+            seeds.append(snap.table_seeds(1, 2, store.secret()))
+            seatings.append(snap.next_tables())
     assert seeds[0] == seeds[1] and len(set(seeds[0])) == 2
+    assert seeds[2] != seeds[0]  # another directory, another secret: other decks
+    assert seatings[0] == seatings[1] == seatings[2]  # the roster seed alone makes the seating
 
 
 def test_the_seeds_of_a_round_are_stored_with_it_and_kept_on_resuming(path):
@@ -80,10 +84,11 @@ def test_a_file_written_before_table_seeds_opens_with_its_seed_kept_as_the_organ
     old.close()
     with Store(path) as store:
         snap = store.begin(ROSTER, seed=None)
-        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], snap.table_seeds(1, 2))
+        secret = store.secret()
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], snap.table_seeds(1, 2, secret))
         tables = store.load().rounds[0].tables
     assert (snap.seed, snap.seeded) == (5, True)
-    assert [t.seed for t in tables] == snap.table_seeds(1, 2)
+    assert [t.seed for t in tables] == snap.table_seeds(1, 2, secret)
 
 
 def test_a_held_table_and_the_humans_seen_at_it_read_back_until_its_clocks_start(path):
@@ -167,7 +172,7 @@ def test_a_round_finishes_with_its_last_result_and_the_next_may_begin(path):
         snap = store.load()
         assert snap.between_rounds and snap.rounds[0].finished and snap.unfinished_tables() == []
         tables = snap.next_tables()
-        store.start_round(2, tables, snap.table_seeds(2, len(tables)))
+        store.start_round(2, tables, snap.table_seeds(2, len(tables), store.secret()))
         snap = store.load()
     assert snap.current_round == 2 and not snap.between_rounds
     assert [t.state for t in snap.unfinished_tables()] == ["pending", "pending"]
