@@ -77,7 +77,8 @@ def test_the_copy_of_the_directory_passes_over_what_it_cannot_trust() -> None:
     for bad in (None, "", "[]", "not json", '{"url": "http://x/", "tables": 0, "connections": 0}',
                 '{"url": "ws://x/", "tables": -1, "connections": 0}', '{"url": "ws://x/", "tables": "2"}'):
         assert _peer(3, _json(bad)) is None
-    good = {"table": "w3-t1", "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0}
+    good = {"table": "w3-t1", "game": "parsimonia", "seats": 2, "taken": 1, "state": "waiting", "spectators": 0,
+            "paused": False}
     listing = [good, {**good, "table": "w4-t1"}, {**good, "seats": "2"}, "x", {**good, "extra": 1}]
     assert _listing(3, listing) == [good]  # not its own, or not a summary: left out
     assert _listing(3, "[]") == [] and _listing(3, None) == []
