@@ -56,6 +56,8 @@ class ListSocket:
         self.last_heard = trio.current_time()
         self.close_code: int | None = None
         self.close_reason = ""
+        self._ready: list[bytes | str] = []  # frames wait_input took, for receive_nowait
+        self._done = False  # the channel is over
 
     def push(self, frame: bytes | str) -> None:
         self._in.send_nowait(frame)
@@ -67,6 +69,33 @@ class ListSocket:
             return None
         self.last_heard = trio.current_time()
         return frame
+
+    async def wait_input(self) -> None:
+        """Until a frame has come (``receive_nowait`` then takes it) or the channel is over (``over``)."""
+        if self._ready or self._done:
+            return
+        frame = await self.receive()
+        if frame is None:
+            self._done = True
+        else:
+            self._ready.append(frame)
+
+    def receive_nowait(self) -> bytes | str | None:
+        if self._ready:
+            return self._ready.pop(0)
+        try:
+            frame = self._out.receive_nowait()
+        except trio.WouldBlock:
+            return None
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            self._done = True
+            return None
+        self.last_heard = trio.current_time()
+        return frame
+
+    @property
+    def over(self) -> bool:
+        return self._done and not self._ready
 
     def send(self, wire: bytes) -> bool:
         msg = msgpack.unpackb(payload(wire), raw=False, strict_map_key=True)
