@@ -26,6 +26,7 @@ import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.stats import run_script  # noqa: E402
 from protocol.codec import decode, encode  # noqa: E402
 from protocol.errors import ProtocolError  # noqa: E402
 from protocol.messages import parse_client  # noqa: E402
@@ -148,7 +149,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    run_script(main, "codec_typed")

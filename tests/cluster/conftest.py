@@ -14,8 +14,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 
 REDIS_SERVER = "redis-server"
 BANNER = re.compile(r"Parsimonia server on ws://[^:]+:(\d+)")
@@ -24,6 +26,20 @@ OWN = re.compile(r"worker (\d+) on ([^,\s]+)")
 SHORT = {"turn_ms": 2000, "quiet_ms": 500, "opening_ms": 3000, "game_ms": 60000}  # a game of a few seconds
 TIME_SCALE = 400.0
 ENV = {k: v for k, v in os.environ.items() if k != "PARSIMONIA_ADMIN_TOKEN"}
+
+
+async def play_to_the_end(bots: list[Any]) -> list[dict[str, Any]]:
+    """Run each ``BotSession`` until its table's result; the results, in the order they came."""
+    results: list[dict[str, Any]] = []
+
+    async def play(bot: Any) -> None:
+        results.append(await bot.run())
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(play, bot)
+    return results
 
 
 def free_port() -> int:

@@ -12,7 +12,7 @@ from clients.watch import watch
 from clients.sdk import BotSession, ServerError, call, request_once
 from protocol.messages import PROTOCOL_VERSION
 from server.cluster.directory import Directory, Peer, _json, _listing, _peer
-from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis
+from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis, play_to_the_end
 
 
 async def _create_on(url: str, seats: int = 2) -> str:
@@ -57,15 +57,7 @@ async def test_a_table_on_worker_b_is_played_by_bots_sent_there_from_worker_a(cl
     await _listed(cluster.workers[1], {table})
     bots = [BotSession(cluster.workers[1], make_player("greedy", seat, "parsimonia"), name=f"b{seat}", table=table)
             for seat in range(2)]
-    results = []
-
-    async def play(bot: BotSession) -> None:
-        results.append(await bot.run())
-
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            for bot in bots:
-                nursery.start_soon(play, bot)
+    results = await play_to_the_end(bots)
     assert len(results) == 2 and results[0] == results[1]
     assert all(bot.url == cluster.workers[2] for bot in bots)
     lines: list[str] = []  # and parsimonia watch, given worker 1, follows the table there too

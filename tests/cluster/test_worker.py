@@ -11,7 +11,7 @@ import trio
 
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
-from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis
+from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis, play_to_the_end
 
 
 async def _until(check, timeout_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -28,15 +28,7 @@ async def test_a_worker_without_redis_keeps_playing_and_registers_again_when_red
     await _until(lambda: cluster.errors().count("redis_unreachable") >= 2)  # each worker says it, once
     bots = [BotSession(cluster.workers[2], make_player("greedy", seat, "parsimonia"), name=f"b{seat}", table=table)
             for seat in range(2)]
-    results = []
-
-    async def play(bot: BotSession) -> None:
-        results.append(await bot.run())
-
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            for bot in bots:
-                nursery.start_soon(play, bot)
+    results = await play_to_the_end(bots)
     assert len(results) == 2 and results[0] == results[1]
     assert cluster.errors().count("redis_unreachable") == 2
     redis.start()  # a new, empty Redis on the same port

@@ -26,7 +26,7 @@ import trio
 
 from tests.faults.conftest import FULL
 from tests.faults.normal_table import normal_table, p50, p99
-from tests.faults.served import Served, raise_nofile, sample, scrape
+from tests.faults.served import Served, raise_nofile, scrape
 from tests.server.conftest import connect
 from tests.server.test_crash import ENV, ROOT
 

@@ -19,7 +19,7 @@ from server.history import Entry, Past, cut, page, replayed
 from server.journal import encode_record, write_file
 from server.match import Match
 from server.storage import DataDir
-from tests.server.conftest import connect, create_table, join
+from tests.server.conftest import connect, join
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 
 RICH = {"start_dollars": 50_000, "bank": 1_000_000}
