@@ -64,7 +64,7 @@ ZEROS = bytes(FRAME.size)
 POLICIES = ("fsync", "write", "off")
 ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
-ROUND_MS = 10  # the least time from one round's start to the next (see the top)
+ROUND_MS = 5  # the least time from one round's start to the next (see the top)
 
 
 class JournalCorrupt(Exception):
