@@ -146,6 +146,8 @@ class Connection:
     async def _in_turn(self, handle: Callable[[], bool]) -> bool:
         """``handle()`` in a turn of this connection's address (``server.turns``), charged the server time it took."""
         turns = self.server.turns
+        if turns.alone(self.address):  # no other address reads: nothing to share, no turn taken
+            return handle()
         await turns.acquire(self.address)
         started = time.thread_time()  # CPU time: a turn the system preempted is not charged for the wait
         try:

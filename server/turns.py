@@ -12,6 +12,12 @@ its turns in the order they asked.
 
 What a busy address sends beyond its share waits in its sockets, then in its clients' send buffers: the flood
 slows itself. Only the reading of messages waits for turns; the tables, their timers and the writing do not.
+
+A turn costs a pass of trio's scheduler (the holder yields once, so that others may queue behind it), which a
+server busy with one address's traffic alone would pay for nothing: a load generator's 600 connections from one
+machine fell from 4,500 to 1,000 bids/s. So turns are taken only while more than one address is reading: ``alone``
+is true when every message of the last ``SHARED_S`` came from the asking address, and then the reader handles what
+came at once, as it did before there were turns.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from collections import deque
 import trio
 
 QUANTUM = 4  # messages a connection handles in one turn
+SHARED_S = 1.0  # after a message from another address, turns are taken for this long
 _FORGET_AT = 1024  # finish times kept before those already past (no advantage, no debt) are forgotten
 
 
@@ -36,6 +43,15 @@ class Turns:
         self._heap: list[tuple[float, int, str]] = []  # (start, order, address): one live entry a waiting address
         self._live: dict[str, int] = {}  # address -> the order of its live heap entry
         self._order = itertools.count()
+        self._last_address = ""  # the address of the last read (``alone``)
+        self._shared_until = 0.0  # until when turns are taken: another address read less than SHARED_S ago
+
+    def alone(self, address: str) -> bool:
+        """Whether ``address`` is the only one reading lately (no turn is needed); called for every read."""
+        now = trio.current_time()
+        if address != self._last_address:
+            self._last_address, self._shared_until = address, now + SHARED_S
+        return now >= self._shared_until and not self._held and not self._queues
 
     @property
     def waiting(self) -> int:
