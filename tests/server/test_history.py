@@ -25,14 +25,6 @@ from tests.toy_game import toy  # noqa: F401 (the fixture)
 RICH = {"start_dollars": 50_000, "bank": 1_000_000}
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-
-    def send(self, frame: bytes) -> None:
-        self.frames.append(frame)
-
-
 def long_game(bids: int) -> tuple[Match, list[dict[str, Any]]]:
     """A 3-seat Parsimonia opening where seat 0 sells one card and seats 1 and 2 outbid each other ``bids``
     times, a dollar and a millisecond apart; the match and every record it wrote."""
