@@ -16,12 +16,15 @@ makes it hold more. A client whose queue is full is the caller's to drop (``send
 
 Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
 client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
-lost to a reset from unread data.
+lost to a reset from unread data. A client still not taking its frames when that time is up gets a reset.
 """
 
 from __future__ import annotations
 
+import fcntl
 import socket
+import struct
+import termios
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -250,8 +253,28 @@ class WebSocket:
                 while not (self.peer_closed or self._tcp_eof):
                     self._messages.clear()
                     await self._read()
+        if self._writing or _unsent(self._sock):  # a client that does not read: reset, so that neither end
+            self._reset()  # waits on the other
         self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read
         await trio.aclose_forcefully(self._stream)
+
+    def _reset(self) -> None:
+        """Close with a reset (zero linger): the kernel drops what the client never took at once, instead of
+        keeping an orphaned socket and its buffers while it probes a closed window, and a client blocked
+        sending to us hears of the end at once."""
+        try:
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass  # the socket is gone already
+
+
+def _unsent(sock: socket.socket) -> bool:
+    """Whether the kernel still holds bytes for the client that it has not taken (Linux's SIOCOUTQ; where
+    that is unknown, the client is taken to have read everything)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0] > 0
+    except (OSError, AttributeError):
+        return False
 
 
 @asynccontextmanager

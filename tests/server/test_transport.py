@@ -19,7 +19,7 @@ from wsproto.frame_protocol import FrameProtocol
 
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
-from server.transport import frames
+from server.transport import frames, websocket
 from server.transport.websocket import WebSocket
 
 HANDSHAKE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -294,6 +294,34 @@ async def test_a_burst_allowance_is_granted_once_and_spent_not_refilled():
         stalled.allow_burst(3, 1 << 20)  # asking again (a second resume) gives nothing
         assert not stalled.send(wire) and stalled.queued == full + 3
         nursery.cancel_scope.cancel()
+
+
+async def test_a_client_that_never_takes_its_last_frames_is_reset_not_left_to_the_kernel(monkeypatch):
+    """A socket closed with frames the client never took would stay in the kernel, probing a closed window,
+    and a client blocked sending to us would wait on it; after the flush time it is reset instead."""
+    monkeypatch.setattr(websocket, "FLUSH_S", 0.05)
+    listener = socket.create_server(("127.0.0.1", 0))
+    theirs = socket.create_connection(listener.getsockname())
+    ours, _ = listener.accept()
+    listener.close()
+    theirs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    ours.setblocking(False)
+    wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 1000)
+    async with trio.open_nursery() as nursery:
+        ws = WebSocket(trio.SocketStream(trio.socket.from_stdlib_socket(ours)), ours, b"", 65536, 64, nursery)
+        while ws.send(wire) and ws.queued < 32:
+            pass
+        assert ws.queued  # the client took nothing: the rest waits in our queue
+        await trio.sleep(0.01)  # the writer takes a batch: the kernel's buffers fill with it
+        ws.close(1008, "too slow")
+        ws.drop_queue()
+        await ws.aclose()
+    theirs.settimeout(5)
+    with pytest.raises(ConnectionResetError):
+        while theirs.recv(65536):
+            pass
+    theirs.close()
 
 
 # ------------------------------------------------------------------ one encoding for many connections
