@@ -493,7 +493,8 @@ class Syncer:
         except OSError as exc:  # the log's write
             self._fail(exc)
             return
-        for journal, exc in failed.items():
+        for journal, exc in failed.items():  # kept with the live tables, so that a checkpoint keeps its records
+            self._journals[journal.table_id] = journal
             self.log.error("replay_export_failed", table=journal.table_id, error=str(exc))
 
     def _export_all(self, finished: list[Journal]) -> dict[Journal, OSError]:

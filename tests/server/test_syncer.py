@@ -182,3 +182,23 @@ async def test_a_log_past_its_size_is_compacted_to_the_live_tables_records(tmp_p
     kept = sum(len(encode_entry("t1", frame)) for frame in read.tables["t1"])
     assert os.path.getsize(syncer.path) <= kept + len(encode_entry("t2", b""))  # t2's records are gone
     assert not (tmp_path / "log.new").exists()
+
+
+async def test_a_table_whose_replay_file_cannot_be_written_keeps_its_records_through_a_checkpoint(tmp_path):
+    (tmp_path / "replays").mkdir()
+    syncer = Syncer(str(tmp_path / "log"), str(tmp_path / "replays"), "fsync", checkpoint_bytes=4000)
+    live, done = syncer.open("t1"), syncer.open("t2")
+    (tmp_path / "replays" / "t2.journal").mkdir()  # its replay file cannot be put in place
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n in range(50):
+            done.append({"k": "tick", "at": n})
+            await trio.sleep(0)
+        done.finish()
+        with trio.fail_after(5):
+            while syncer.checkpoints < 2:
+                live.append({"k": "tick", "at": 0})
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    # still in the log, so that the next start exports it again
+    assert read_table(syncer.path, "t2") == [{"k": "tick", "at": n} for n in range(50)]
