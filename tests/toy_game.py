@@ -9,12 +9,14 @@ view part, a reveal.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from protocol.schema import Int, Record
 from server.games import GAMES, MANIFESTS, Game, IllegalAction, Manifest, Option, Outcome, register
+from server.games.manifest import GROUP
 
 
 class Sealed(Game):
@@ -82,7 +84,17 @@ class Sealed(Game):
         return {"choices": sorted(self.choices.items()), "revealed": self.revealed, "timers": self.timers.snapshot()}
 
 
-MANIFEST = Manifest(Sealed)  # what its entry point names (tests/games/test_manifest.py installs it that way)
+MANIFEST = Manifest(Sealed)  # what its entry point names (``installed`` below)
+
+
+def installed(site: Path, entry: str = "tests.toy_game:MANIFEST") -> Path:
+    """The toy game's distribution metadata in ``site``, naming ``entry`` as its game: what pip would write. A
+    server with ``site`` on its path has the game, with nothing else changed."""
+    info = site / "toy_game-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-game\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\ntoy-sealed = {entry}\n")
+    return site
 
 
 def install() -> type[Game]:

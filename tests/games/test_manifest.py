@@ -12,18 +12,9 @@ from pathlib import Path
 
 from server.games import GAMES, MANIFESTS, PROBLEMS, discover, words_for
 from server.games.manifest import GROUP
-from tests.toy_game import Sealed
+from tests.toy_game import Sealed, installed
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def installed(site: Path, entry: str) -> Path:
-    """A distribution's metadata in ``site``, naming ``entry`` as its game: what pip would write."""
-    info = site / "toy_game-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-game\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{GROUP}]\ntoy-sealed = {entry}\n")
-    return site
 
 
 def entry_points_in(site: Path) -> list:

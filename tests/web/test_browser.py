@@ -8,7 +8,8 @@
   frames hold no hidden information they may not see; a table the organiser closes shows its clocks stopped, a
   stale "Sell for $6" is refused, runs of bids read as one line, the organiser's Pause/Unpause follow the table's
   state and connections show their players, the lobby's clocks (a preset, own game, turn and quiet times), and a
-  tournament entrant's one link through two rounds).
+  tournament entrant's one link through two rounds, and a game installed as a package of its own (the toy game)
+  played in the generic view).
 * ``test_js_bot``: two copies of the README's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole
   Gift of Tulips game.
 
@@ -26,6 +27,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.toy_game import installed
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "clients" / "web"
@@ -45,14 +48,15 @@ def _require(*, browser: bool) -> str:
 class Served:
     """``parsimonia serve`` on 127.0.0.1, port 0, in a child process."""
 
-    def __init__(self, tmp: Path, admin: bool) -> None:
+    def __init__(self, tmp: Path, admin: bool, site: Path | None = None) -> None:
         argv = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", "off",
                 "--data", str(tmp / "data")]
         if admin:
             (tmp / "admin.token").write_text(ADMIN_TOKEN + "\n")
             argv += ["--admin-token-file", str(tmp / "admin.token")]
         env = {k: v for k, v in os.environ.items() if not k.startswith("PARSIMONIA_")}
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, text=True,
+        path = os.pathsep.join([*([str(site)] if site else []), str(ROOT)])  # site: games installed beside ours
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env={**env, "PYTHONPATH": path}, text=True,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], 60)
@@ -77,7 +81,7 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.Com
 
 def test_browser(tmp_path: Path) -> None:
     node = _require(browser=True)
-    server = Served(tmp_path, admin=True)
+    server = Served(tmp_path, admin=True, site=installed(tmp_path / "site"))  # and the toy game, as a package
     try:
         shots = os.environ.get("PARSIMONIA_SCREENSHOTS") or str(tmp_path)
         done = _run([node, "e2e/run.mjs"], {"PARSIMONIA_HTTP": f"http://127.0.0.1:{server.port}",

@@ -530,7 +530,37 @@ async function kupcy(env) {
   step("the organiser closed the Kupcy table");
 }
 
-const SECTIONS = { parsimonia, closing, clocks, guide, tulips, kupcy };
+/** A game installed on the server as a package of its own (the tests' toy game, PARSIMONIA_E2E_TOY), which the
+ * page has no module for: two people play it to its result with the generic view's forms. */
+async function toy(env) {
+  const { admin } = env;
+  if (!(admin.welcome?.games ?? []).includes("toy-sealed")) throw new Error("the server has no toy-sealed game installed");
+  const table = await admin.create("toy-sealed", 2, { admin: ADMIN });
+  const pages = [];
+  for (const [name, value] of [["Ada", "7"], ["Bo", "9"]]) {
+    const page = await personPage(env);
+    await page.goto(`${HTTP}/#`);
+    await page.getByLabel("Your name").fill(name);
+    await page.locator(`tr[data-table="${table}"] button.join`).click();
+    await page.locator(`main[data-table="${table}"][data-mode="seat"]`).waitFor();
+    pages.push([page, value]);
+  }
+  for (const [page, value] of pages) {
+    await page.locator("h2", { hasText: "Highest sealed number" }).waitFor(); // its title, from the server's manifest
+    await page.locator("section.generic dd[data-field=deadline] .countdown").waitFor();
+    await page.locator("form.command[data-type=choose] input[name=value]").fill(value);
+    await page.locator("form.command[data-type=choose] button").click();
+    await page.locator("section.generic dd[data-field=mine]", { hasText: value }).waitFor();
+  }
+  for (const [page] of pages) {
+    await page.getByTestId("result").filter({ hasText: "Won by Bo" }).waitFor();
+    await page.locator("section.generic dd[data-field=numbers]", { hasText: "7, 9" }).waitFor();
+  }
+  await shot(pages[0][0], "toy-game");
+  step("a game installed as a package of its own played to its result in the generic view");
+}
+
+const SECTIONS = { parsimonia, closing, clocks, guide, tulips, kupcy, toy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

@@ -5,6 +5,8 @@ import { actionPoints, placeOf, rankAfterAdd } from "../src/games/tulips.tsx";
 import { parseSeatCode } from "../src/app/seatcode.ts";
 import { groupLog } from "../src/games/common.tsx";
 import { parsimonia } from "../src/games/parsimonia.tsx";
+import { commandFrom, commandLabel as genericLabel, valueText } from "../src/games/generic.tsx";
+import { gameModule } from "../src/games/index.tsx";
 
 describe("Gift of Tulips points (docs/rules/gift-of-tulips.md)", () => {
   const pic = {
@@ -145,5 +147,28 @@ describe("the event log (src/games/common.tsx)", () => {
     const [, three, , two] = groupLog(log, parsimonia.runs);
     expect(parsimonia.runs.line(three.map((l) => l.event), pic)).toBe("auction 3: 3 bids, now $3 by Ann");
     expect(parsimonia.runs.line(two.map((l) => l.event), pic)).toBe("auction 3: 2 bids, now $5 by Bo (you)");
+  });
+});
+
+describe("a game the page has no module for (src/games/generic.tsx)", () => {
+  const template = { type: "choose", value: { min: 0, max: 100 }, round: 2 };
+  it("gets the generic view, titled as the server says", () => {
+    expect(gameModule("toy-sealed", "Highest sealed number").title).toBe("Highest sealed number");
+    expect(gameModule("toy-sealed").title).toBe("toy-sealed");
+    expect(gameModule("kupcy").title).not.toBe("kupcy");
+  });
+  it("sends a template's fixed fields as given and its ranges as chosen, kept within their bounds", () => {
+    expect(commandFrom(template, {})).toEqual({ type: "choose", value: 0, round: 2 });
+    expect(commandFrom(template, { value: "42" })).toEqual({ type: "choose", value: 42, round: 2 });
+    expect(commandFrom(template, { value: "1000" })).toEqual({ type: "choose", value: 100, round: 2 });
+    expect(commandFrom(template, { value: "-3.5" })).toEqual({ type: "choose", value: 0, round: 2 });
+    expect(commandFrom(template, { value: "x" })).toEqual({ type: "choose", value: 0, round: 2 });
+  });
+  it("says a command and a value in words", () => {
+    expect(genericLabel(template)).toBe("choose (round 2)");
+    expect(genericLabel({ type: "vote_end", agree: true })).toBe("vote end (agree yes)");
+    expect(valueText([1, 2])).toBe("1, 2");
+    expect(valueText(null)).toBe("–");
+    expect(valueText({ a: [], b: false })).toBe("a: none; b: no");
   });
 });

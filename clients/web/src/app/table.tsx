@@ -2,7 +2,7 @@
 // the event log, and for spectators the tournament's standings bulletin.
 import { useEffect, useState } from "preact/hooks";
 import { gameModule } from "../games/index";
-import { EventLog, ResultBanner, who } from "../games/common";
+import { EventLog, ResultBanner, names } from "../games/common";
 import { client, errorText, eventLog, seats, useClient } from "./conn";
 import { TableClocks, tableClocks } from "./countdown";
 import { Standings } from "./standings";
@@ -53,7 +53,7 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
   const currency: string = t ? client.welcome?.display?.[t.game]?.currency ?? "" : ""; // the game's manifest says it
   if (problem) return <main class="page"><p role="alert" class="problem">{problem}</p><a href="#">Back to the lobby</a></main>;
   if (!t || !pic) return <main class="page"><p aria-busy="true">Connecting to table {table}…</p></main>;
-  const game = gameModule(t.game);
+  const game = gameModule(t.game, client.welcome?.display?.[t.game]?.title);
   const paused = !!pic.paused;
   const act = async (command: Record<string, any>) => {
     setNotice(null);
@@ -67,7 +67,7 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
     <main class="page table" data-table={table} data-game={t.game} data-mode={mode}>
       <header class="table-head">
         <h2>{game.title} · table {table}</h2>
-        <span data-testid="who">{mode === "seat" ? `You are ${who(pic, t.seat)}, seat ${t.seat}` : "Spectating"}</span>
+        <span data-testid="who">{mode === "seat" ? `You are ${names(pic)[t.seat ?? -1] ?? `seat ${t.seat}`}, seat ${t.seat}` : "Spectating"}</span>
         {paused ? <span class="tag paused" role="status" data-testid="paused">Clocks paused by the organiser</span> : null}
         <a href="#">Lobby</a>
       </header>
