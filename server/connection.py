@@ -16,7 +16,6 @@ created, the time to say hello, and silence (a quiet client is pinged, then clos
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -148,12 +147,7 @@ class Connection:
         turns = self.server.turns
         if turns.alone(self.address):  # no other address reads: nothing to share, no turn taken
             return handle()
-        await turns.acquire(self.address)
-        started = time.thread_time()  # CPU time: a turn the system preempted is not charged for the wait
-        try:
-            return handle()
-        finally:
-            turns.release(self.address, time.thread_time() - started)
+        return await turns.turn(self.address, handle)
 
     def _handle_some(self) -> bool:
         """In a turn: at most ``QUANTUM`` of the messages that have come, each checked and handled, up to one that

@@ -11,24 +11,38 @@ from server.turns import Turns
 from tests.server.conftest import connect
 
 
-async def take_turns(turns: Turns, address: str, log: list[str], busy: list[int], cost: float = 1.0) -> None:
-    """Turn after turn, each logged, checking that no other turn is under way meanwhile."""
-    while True:
-        await turns.acquire(address)
-        assert not busy
-        busy.append(1)
+class Costs:
+    """The CPU clock the turns are charged by, advanced by what each turn says it cost."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def take_turns(turns: Turns, costs: Costs, address: str, log: list[str], cost: float = 1.0) -> None:
+    """Turn after turn, each logged, each costing ``cost``."""
+
+    def handle() -> None:
         log.append(address)
-        await trio.lowlevel.cancel_shielded_checkpoint()  # a turn under way while the others ask
-        busy.pop()
-        turns.release(address, cost)
+        costs.now += cost
+
+    while True:
+        await turns.turn(address, handle)
+
+
+def fair_turns() -> tuple[Turns, Costs]:
+    costs = Costs()
+    return Turns(cpu_time=costs), costs
 
 
 async def test_busy_addresses_share_the_turns_equally_however_many_connections_each_has():
-    turns, log, busy = Turns(), [], []
+    (turns, costs), log = fair_turns(), []
     async with trio.open_nursery() as nursery:
         for _ in range(16):
-            nursery.start_soon(take_turns, turns, "crowd", log, busy)
-        nursery.start_soon(take_turns, turns, "single", log, busy)
+            nursery.start_soon(take_turns, turns, costs, "crowd", log)
+        nursery.start_soon(take_turns, turns, costs, "single", log)
         while len(log) < 400:
             await trio.sleep(0)
         nursery.cancel_scope.cancel()
@@ -37,63 +51,117 @@ async def test_busy_addresses_share_the_turns_equally_however_many_connections_e
 
 
 async def test_an_address_quiet_until_now_goes_next_before_the_busy_ones():
-    turns, log, busy = Turns(), [], []
+    (turns, costs), log = fair_turns(), []
     async with trio.open_nursery() as nursery:
         for address in ("a", "a", "b", "c"):
-            nursery.start_soon(take_turns, turns, address, log, busy)
+            nursery.start_soon(take_turns, turns, costs, address, log)
         while len(log) < 100:
             await trio.sleep(0)
         asked = len(log)
-        nursery.start_soon(take_turns, turns, "quiet", log, busy, 0.0)  # costs nothing: asks again and again
+        nursery.start_soon(take_turns, turns, costs, "quiet", log, 0.0)  # costs nothing: asks again and again
         while len(log) < asked + 30:
             await trio.sleep(0)
         nursery.cancel_scope.cancel()
     first = log.index("quiet")
-    assert first <= asked + 2, log[asked:]  # at most the turn under way and the one already granted before it
+    assert first <= asked + 4, log[asked:]  # at most the turns of the scheduler pass under way
     # what costs nothing is not starved, nor does it starve the others (each busy address still gets its turns)
     assert {"a", "b", "c"} <= set(log[first:first + 30])
 
 
-async def test_a_waiter_that_gives_up_leaves_the_turns_to_the_others_and_nothing_behind():
-    turns = Turns()
-    await turns.acquire("holder")
-    with trio.move_on_after(1) as waited:
-        await turns.acquire("impatient")
-    assert waited.cancelled_caught and turns.waiting == 0
-    got = []
+async def test_while_reading_is_not_busy_a_turn_runs_at_once_and_once_it_is_turns_wait_for_rounds(monkeypatch):
+    costs, passes = Costs(), []
+    turns = Turns(cpu_time=costs)
+    yielded = trio.lowlevel.cancel_shielded_checkpoint
 
-    async def next_one() -> None:
-        await turns.acquire("next")
-        got.append("next")
-        turns.release("next", 0.0)
+    async def counted() -> None:  # a round begins with a pass of the scheduler, so that the others ask
+        passes.append(1)
+        await yielded()
+
+    monkeypatch.setattr(trio.lowlevel, "cancel_shielded_checkpoint", counted)
+    assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == []  # at once
+
+    def costly() -> str:  # reading took more than half the server's time: busy
+        costs.now += 1.0
+        return "costly"
+
+    assert await turns.turn("a", costly) == "costly" and passes == []
+    assert await turns.turn("b", lambda: "cheap") == "cheap" and passes == [1]  # a round, now
+
+
+async def test_turns_are_run_one_at_a_time_in_one_task_each_asker_getting_its_own_result_or_exception():
+    (turns, _), running, log = fair_turns(), [], []
+
+    def handle(n: int) -> int:
+        assert not running
+        running.append(trio.lowlevel.current_task())
+        log.append(n)
+        running.pop()
+        if n == 3:
+            raise ValueError("three")
+        return n * 10
+
+    results: dict[int, object] = {}
+
+    async def ask(n: int) -> None:
+        try:
+            results[n] = await turns.turn(f"address {n % 2}", lambda: handle(n))
+        except ValueError as exc:
+            results[n] = exc
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(next_one)
-        await trio.sleep(0.1)
-        assert got == []  # still the holder's turn
-        turns.release("holder", 0.5)
-    assert got == ["next"] and turns.waiting == 0
-    await turns.acquire("impatient")  # a free turn is taken at once
-    turns.release("impatient", 0.0)
+        for n in range(6):
+            nursery.start_soon(ask, n)
+    assert sorted(log) == list(range(6)) and turns.waiting == 0
+    assert {n: r for n, r in results.items() if n != 3} == {0: 0, 1: 10, 2: 20, 4: 40, 5: 50}
+    assert str(results[3]) == "three"
+
+
+async def test_an_asker_that_gives_up_before_its_turn_leaves_nothing_behind_and_one_under_way_is_finished():
+    (turns, _), log = fair_turns(), []
+    names = ("a", "b", "c")
+    scopes = {name: trio.CancelScope() for name in names}
+    gave_up: list[str] = []
+
+    def handle(name: str) -> str:
+        if not log:  # the first turn run: the others wait; one of them gives up, and this one is cancelled too
+            gave_up.append(next(other for other in names if other != name))
+            scopes[gave_up[0]].cancel()
+            scopes[name].cancel()  # its own turn is under way: finished, and the cancel comes after
+        log.append(name)
+        return name
+
+    async def ask(name: str) -> None:
+        with scopes[name]:
+            assert await turns.turn(name, lambda: handle(name)) == name
+            log.append(f"{name} got it")
+            await trio.sleep(0)  # a cancel is delivered here, after its result
+            log.append(f"{name} went on")
+
+    async with trio.open_nursery() as nursery:
+        for name in names:
+            nursery.start_soon(ask, name)
+    first, (other,) = log[0], set(names) - {log[0], *gave_up}
+    assert sorted(log) == sorted([first, other, f"{first} got it", f"{other} got it", f"{other} went on"]), log
+    assert turns.waiting == 0
+    assert await turns.turn("later", lambda: 7) == 7  # a free turn is taken at once
 
 
 async def test_one_address_flooding_from_many_connections_gets_no_more_turns_than_one_flooding_from_one(
         server, autojump_clock, memory_net, monkeypatch):
     crowd = 8
     turns, log = server.turns, []
-    release = turns.release
+    turn = turns.turn
 
-    def logged(address: str, cost: float) -> None:
-        log.append(address)
-        release(address, cost)
+    async def logged(address: str, handle):  # noqa: ANN001, ANN202
+        return await turn(address, lambda: (log.append(address), handle())[1])
 
-    monkeypatch.setattr(turns, "release", logged)
+    monkeypatch.setattr(turns, "turn", logged)
     async with contextlib.AsyncExitStack() as stack:
         memory_net.address = "10.0.0.2"
         many = [await stack.enter_async_context(connect(server, f"crowd {n}")) for n in range(crowd)]
         memory_net.address = "10.0.0.3"
         one = await stack.enter_async_context(connect(server, "single"))
-        await turns.acquire("the test")  # the server handles nothing until every ping is waiting
+        turns._running = True  # as if a task ran the turns: the server handles nothing until every ping waits
         # each connection under its own burst (400) and its address's (4,000): the crowd sends 1,200, the single 380
         pings = {client: 150 for client in many} | {one: 380}
         async with trio.open_nursery() as nursery:
@@ -102,7 +170,7 @@ async def test_one_address_flooding_from_many_connections_gets_no_more_turns_tha
                     nursery.start_soon(client.send, {"type": "ping", "id": n + 1})
         await trio.sleep(1)
         log.clear()  # the hellos' turns
-        release("the test", 0.0)
+        turns._hand_over()  # the first waiting turn's connection runs them
         with trio.fail_after(600):
             while any(len(client.frames) < count + 1 for client, count in pings.items()):
                 await trio.sleep(0.01)
