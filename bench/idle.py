@@ -10,8 +10,10 @@ waiting for its ``welcome``, then leave them idle for ``--hold`` seconds. The se
 also checks that every pinged connection stays. Meanwhile a probe connection sends a ``ping`` every
 100 ms and times its ``pong``. Reported: connections held at the end, connections lost, the server's
 RSS before the connections and with them (and the difference per 1,000 connections), its peak RSS, the
-probe's round-trip p50/p99, and the setup time. The harness raises its open-file limit to the hard one (the server
-inherits it) and says so at once when that is too low for what is asked.
+probe's round-trip p50/p99, the server's CPU over the hold (user + system, % of one core), and the setup time.
+``--serve-arg`` passes an option on to our server (e.g. ``--serve-arg=--rtt-ping-s=0``: no round-trip pings). The
+harness raises its open-file limit to the hard one (the server inherits it) and says so at once when that is too low
+for what is asked.
 """
 
 from __future__ import annotations
@@ -73,6 +75,16 @@ class Client(WSListener):
         self.transport.send(WSMsgType.BINARY, pack(message))
 
 
+def cpu_s(pid: int) -> float | None:
+    """The process's user + system CPU seconds so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int, field: str = "VmRSS") -> float | None:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -124,7 +136,9 @@ async def hold(url: str, pid: int, connections: int, batch: int, seconds: float)
     setup_s = time.perf_counter() - started
     prober = await connect(url, counts)
     with_connections = rss_mb(pid)
+    cpu_before = cpu_s(pid)
     samples = await probe(prober, time.perf_counter() + seconds) if prober is not None else []
+    cpu_after = cpu_s(pid)
     held = sum(1 for c in clients if not c.closed)
     result = {"connections": connections, "opened": len(clients), "failed": counts["failed"], "lost": counts["lost"],
               "held": held, "setup_s": round(setup_s, 1), "hold_s": seconds,
@@ -133,6 +147,8 @@ async def hold(url: str, pid: int, connections: int, batch: int, seconds: float)
               "mb_per_1000": (round((with_connections - before) * 1000 / max(1, len(clients)), 2)
                               if before is not None and with_connections is not None else None),
               "probe_ms": summarize(sorted(samples)), "probes": len(samples),
+              "cpu_pct": (round((cpu_after - cpu_before) * 100 / seconds, 2)
+                          if cpu_before is not None and cpu_after is not None else None),
               "first_error": counts.get("first_error")}
     for client in [*clients, prober]:
         if client is not None:
@@ -143,7 +159,8 @@ async def hold(url: str, pid: int, connections: int, batch: int, seconds: float)
 def run_server(name: str, args: argparse.Namespace) -> dict[str, Any]:
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="idle-") as data:
-        proc = subprocess.Popen(server_command(name, port, data), stdout=subprocess.DEVNULL,
+        extra = args.serve_arg if name.startswith("parsimonia") else []
+        proc = subprocess.Popen(server_command(name, port, data) + extra, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
             wait_listening(port, proc)
@@ -164,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hold", type=float, default=45.0, help="seconds the connections stay idle (default 45)")
     parser.add_argument("--batch", type=int, default=256, help="handshakes at a time (default 256)")
     parser.add_argument("--servers", default="parsimonia", help="comma-separated, as bench/storm.py names them")
+    parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
+                        help="an option for our server's serve, e.g. --serve-arg=--rtt-ping-s=0 (repeatable)")
     parser.add_argument("--json", metavar="PATH", help="write the results here")
     args = parser.parse_args(argv)
     limit = raise_nofile_limit()  # to the hard limit; the server inherits it (each process holds one end)
@@ -182,7 +201,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{row['server']:22s} held {row['held']:6d}/{row['connections']} lost {row['lost']} failed "
               f"{row['failed']} setup {row['setup_s']} s  RSS {row['rss_before_mb']:.0f} -> {row['rss_with_mb']:.0f} MB "
               f"({row['mb_per_1000']} MB per 1,000; peak {row['rss_peak_mb']:.0f})  probe p50 "
-              f"{_ms(row['probe_ms']['p50'])} p99 {_ms(row['probe_ms']['p99'])} ms  alive {row['server_alive']}", flush=True)
+              f"{_ms(row['probe_ms']['p50'])} p99 {_ms(row['probe_ms']['p99'])} ms  CPU {row['cpu_pct']}%  "
+              f"alive {row['server_alive']}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

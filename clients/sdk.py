@@ -41,6 +41,7 @@ MAX_REDIRECTS = 4  # `moved` answers followed in a row (a cluster's workers send
 DEFAULT_URL = "ws://127.0.0.1:8765"
 DEFAULT_SEATS = 4  # of a table a bot creates when told no number
 LEAVE_TIMEOUT_S = 2.0  # how long a bot stopped before the start waits to give its seat back
+PING_EVERY_S = 10.0  # how often a seated bot asks the server for its round trip (``BotSession.rtt_ms``)
 
 
 class ServerError(Exception):
@@ -79,6 +80,10 @@ class BotSession:
     result: dict[str, Any] | None = None
     actions: int = 0
     reconnects: int = 0
+    # this connection's round trip in ms as the server timed it (its pings' pongs), smoothed and the last one;
+    # from the ``pong`` to a ``ping`` sent as the seat is taken and every ``PING_EVERY_S``; None until then
+    rtt_ms: int | None = None
+    rtt_last_ms: int | None = None
     joined: trio.Event = field(default_factory=trio.Event)
     _in_flight: int | None = None  # id of the command sent and not yet answered
     _unanswered: dict[str, Any] | None = None  # that command (its `act` fields, with its key): sent again after a drop
@@ -160,8 +165,16 @@ class BotSession:
                 self._in_flight = next(self._ids)
                 await ws.send_message(encode({"type": "act", "id": self._in_flight, **self._unanswered}))
         try:
+            ask_at = trio.current_time()
             while self.result is None:
-                await self._on_push(ws, decode(await ws.get_message()))
+                if trio.current_time() >= ask_at:
+                    await ws.send_message(encode({"type": "ping"}))
+                    ask_at = trio.current_time() + PING_EVERY_S
+                frame = None
+                with trio.move_on_at(ask_at):  # only the wait: a push is never handled half
+                    frame = await ws.get_message()
+                if frame is not None:
+                    await self._on_push(ws, decode(frame))
         except (trio.Cancelled, KeyboardInterrupt):  # stopped: give the seat back while the table still waits
             if self.seat is not None and not self.started:
                 await _leave(ws, self.seat.table)
@@ -208,6 +221,8 @@ class BotSession:
                 self._in_flight = next(self._ids)
                 self._unanswered = {"table": seat.table, "command": command, "key": secrets.token_urlsafe(12)}
                 await ws.send_message(encode({"type": "act", "id": self._in_flight, **self._unanswered}))
+        elif kind == "pong":
+            self.rtt_ms, self.rtt_last_ms = msg.get("rtt_ms", self.rtt_ms), msg.get("rtt_last_ms", self.rtt_last_ms)
         elif kind in ("ok", "error") and msg.get("re") is not None and msg.get("re") == self._in_flight:
             # The answer to our command. Views sent after it show its effect; after a refusal
             # the next change at the table brings a fresh view to act on.

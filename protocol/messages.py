@@ -30,6 +30,8 @@ TABLE = Str(64, min_len=1)
 GAME = Str(32, min_len=1)
 SEAT = Int(0, MAX_SEATS - 1)
 MILLIS = Int(0, 2**63 - 1)
+MAX_RTT_MS = 2**31 - 1
+RTT = Int(0, MAX_RTT_MS)  # a round trip the server timed, in ms
 ADMIN_TOKEN = Str(256, min_len=1)
 ADMIN_ACTIONS = ("pause", "unpause", "close", "kick", "connections", "publish")
 TOPIC = Str(64, min_len=1)
@@ -40,7 +42,8 @@ CONNECTION_SUMMARY = Record(
         "client": Str(64),
         "tables": List(TABLE, 1024),
         "seats": List(Record({"table": TABLE, "seat": SEAT, "name": Str(64, min_len=1)}), 1024),
-    }
+    },
+    {"rtt_ms": RTT, "rtt_last_ms": RTT},
 )
 
 
@@ -117,7 +120,7 @@ SERVER_REPLIES: dict[str, Record] = {
                       {"next": Int(0, 2**62), "skipped": Int(1, 2**62)}),
     "connections": _reply({"connections": List(CONNECTION_SUMMARY, 100_000)}),
     "bulletin": _reply({"topic": TOPIC, "version": Int(0, 2**62), "data": Nullable(AnyMap(256))}),
-    "pong": _reply({"server_time": MILLIS}),
+    "pong": _reply({"server_time": MILLIS}, {"rtt_ms": RTT, "rtt_last_ms": RTT}),
 }
 
 SERVER_PUSHES: dict[str, Record] = {
@@ -184,8 +187,9 @@ def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[s
     )
 
 
-def pong(*, re: int | None, server_time: int) -> dict[str, Any]:
-    return reply("pong", re, server_time=server_time)
+def pong(*, re: int | None, server_time: int, **round_trip: int) -> dict[str, Any]:
+    """``round_trip``: the connection's ``rtt_ms`` and ``rtt_last_ms``, once the server has timed one."""
+    return reply("pong", re, server_time=server_time, **round_trip)
 
 
 def error(err: ProtocolError, *, re: int | None = None, table: str | None = None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from protocol.codec import Limits
 from server import logs
 from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
-from server.connection import Connection
+from server.connection import Connection, time_round_trips
 from server.limits import AddressBuckets, ClientLimits
 from server.lobby import Lobby
 from server.static import DEFAULT_ROOT
@@ -111,6 +111,7 @@ class Server:
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
+                nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:
                     self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)

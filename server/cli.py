@@ -104,6 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
             address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,
             waiting_tables_per_ip=args.max_waiting_tables_per_ip,
+            rtt_ping_s=args.rtt_ping_s,
         ),
     )
 
@@ -435,6 +436,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """An argparse type: a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or more: give a number of seconds, 0 for none")
+    return value
+
+
 def _version() -> str:
     try:
         return f"parsimonia {version('parsimonia')}"
@@ -510,6 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tables one connection may create")
     serve.add_argument("--max-waiting-tables-per-ip", type=positive_int, default=limits.waiting_tables_per_ip,
                        help="tables one address created that may wait for players at once (the organiser's: any)")
+    serve.add_argument("--rtt-ping-s", type=non_negative_float, default=limits.rtt_ping_s,
+                       help="ping every connection this often to time its round trip, shown to it and the organiser "
+                            "(0: only idle connections are pinged)")
     serve.add_argument("--waiting-expiry-ms", type=positive_int, default=600_000,
                        help="a table still waiting for players this long after its creation or last join ends "
                             "(reason expired)")

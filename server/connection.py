@@ -11,6 +11,12 @@ What one client may cost is bounded (``server.limits.ClientLimits``): messages a
 (token buckets; a frame over the rate is answered ``rate_limited`` and dropped, and a run of such
 frames closes the connection, after which its address may not connect again for ``strikeout_s``), tables
 created, the time to say hello, and silence (a quiet client is pinged, then closed if it does not answer).
+
+Every connection is also pinged as its hello is answered and then every ``rtt_ping_s``, busy or not: the pongs
+time its round trip (``server.transport.websocket``), which its ``pong`` replies and the organiser's
+``connections`` listing carry. Those pings go out from a task of their own (``time_round_trips``), a slice of the
+connections at a time: a reader woken by a timer to send one cost the server four times what the ping did
+(6,000 idle connections pinged every 10 s: 19% of a core against 5% without pings, from the timers alone).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "c
 REPLAY_ROOM = REPLAY_LIMIT + 2
 REPLAY_ROOM_BYTES = 4 << 20
 POLICY_VIOLATION = 1008
+ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
 _ids = itertools.count(1)
 
 
@@ -63,6 +70,7 @@ class Connection:
         self._pinged_at: float | None = None  # when the idle client was pinged, until it is heard again
         self._idle_ping_s = spread(self.client.idle_ping_s)  # its own: connections made together are not all
         # pinged in the same millisecond
+        self.welcomed = False  # its hello was answered: pinged to time its round trip from then on
         self.created = 0
         self._pending: Coroutine[Any, Any, None] | None = None  # what a message left to wait for, out of its turn
         self.client_name = ""
@@ -187,6 +195,13 @@ class Connection:
             self.log.info("idle_client_closed")
             self.close("idle: no answer to ping", abort=True)
 
+    def round_trip(self) -> dict[str, int]:
+        """``rtt_ms`` (smoothed) and ``rtt_last_ms``, once a pong has been timed; empty before."""
+        smoothed, last = self.ws.rtt_ms, self.ws.rtt_last_ms
+        if smoothed is None or last is None:
+            return {}
+        return {"rtt_ms": min(smoothed, messages.MAX_RTT_MS), "rtt_last_ms": min(last, messages.MAX_RTT_MS)}
+
     async def _receive(self) -> dict[str, Any] | None:
         """The next frame decoded, or None when the connection is over. Bad frames are answered here."""
         while not self.closed:
@@ -256,6 +271,9 @@ class Connection:
         self.log = self.log.bind(client=msg["client"])
         self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
                                    display={name: manifest.display() for name, manifest in MANIFESTS.items()}))
+        self.welcomed = True
+        if self.client.rtt_ping_s > 0:  # its first round trip, timed at once
+            self.ws.ping()
         return True
 
     def _dispatch(self, raw: dict[str, Any]) -> Coroutine[Any, Any, None] | None:
@@ -268,7 +286,7 @@ class Connection:
             if kind == "hello":
                 raise ProtocolError("hello_required", "hello is only for the first message", fatal=False)
             if kind == "ping":
-                self.send(messages.pong(re=re, server_time=self.lobby.clock.now_ms()))
+                self.send(messages.pong(re=re, server_time=self.lobby.clock.now_ms(), **self.round_trip()))
             elif kind == "tables":
                 self.send(messages.reply("tables", re, tables=self.lobby.summaries()[: messages.MAX_LISTED_TABLES]))
             elif kind == "admin":
@@ -386,4 +404,21 @@ class Connection:
             if seat is not None:
                 seats.append({"table": table_id, "seat": seat.index, "name": seat.name})
         return {"conn": self.id, "peer": self.peer[:128], "client": self.client_name,
-                "tables": sorted(self.tables), "seats": seats}
+                "tables": sorted(self.tables), "seats": seats, **self.round_trip()}
+
+
+async def time_round_trips(connections: dict[int, Connection], every_s: float) -> None:
+    """Ping every welcomed connection once per ``every_s`` (none if 0) to time its round trip, a slice of them each
+    ``ROUND_TRIP_TICK_S``, never all in one burst. A connection that came during a cycle waits for the next (its
+    first ping went with its welcome)."""
+    if every_s <= 0:
+        return
+    ticks = max(1, round(every_s / ROUND_TRIP_TICK_S))
+    while True:
+        cycle = list(connections.values())
+        per_tick = -(-len(cycle) // ticks)
+        for tick in range(ticks):
+            for conn in cycle[tick * per_tick:(tick + 1) * per_tick]:
+                if conn.welcomed and not conn.closed:
+                    conn.ws.ping()
+            await trio.sleep(every_s / ticks)

@@ -37,6 +37,7 @@ class ClientLimits:
     hello_timeout_s: float = 10.0
     idle_ping_s: float = 30.0  # a silent connection is pinged after this long
     idle_close_s: float = 60.0  # and closed when it stays silent this long
+    rtt_ping_s: float = 10.0  # every connection is pinged this often to time its round trip (0: only when idle)
 
 
 class TokenBucket:

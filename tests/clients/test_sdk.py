@@ -10,7 +10,9 @@ import trio
 
 from clients.players import make_player
 from clients.sdk import BotSession, ServerError, request_once, run_bot
-from tests.server.conftest import BANK, SHORT, _quiet_server_logs, connect, server, url  # noqa: F401 (fixtures)
+from server.limits import ClientLimits
+from tests.server.conftest import (  # noqa: F401 (fixtures)
+    BANK, SHORT, _quiet_server_logs, connect, server, start_server, url)
 
 
 async def test_request_once_returns_the_reply(server):
@@ -161,3 +163,19 @@ def test_a_bot_creates_with_the_admin_token_from_the_environment(monkeypatch):
     bot._request = fake.request  # type: ignore[method-assign]
     assert trio.run(bot._find_table, None) == "t9"
     assert fake.created == [{"game": "parsimonia", "seats": 2, "admin": "an-organiser-token-long-enough"}]
+
+
+async def test_a_seated_bot_knows_its_round_trip_as_the_server_timed_it(start_server, autojump_clock):
+    server = await start_server(client=ClientLimits(rtt_ping_s=1000))  # its one ping, as the bot says hello
+    bot = BotSession(url(server), make_player("greedy", 1), name="timed", seats=2)
+    assert (bot.rtt_ms, bot.rtt_last_ms) == (None, None)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bot.run)
+        await bot.joined.wait()
+        await trio.sleep(1)  # the pong to its first ping (in memory, the round trip takes 0 ms)
+        assert (bot.rtt_ms, bot.rtt_last_ms) == (0, 0)
+        [conn] = server.connections.values()
+        conn.ws.rtt_ms, conn.ws.rtt_last_ms = 35, 40  # as a LAN's would be: the next ping tells it
+        await trio.sleep(10)  # the bot asks again
+        assert (bot.rtt_ms, bot.rtt_last_ms) == (35, 40)
+        nursery.cancel_scope.cancel()

@@ -14,6 +14,7 @@ from trio_websocket import ConnectionClosed
 from clients.players import make_player
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+from server.limits import ClientLimits
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join, play_seat
 
 POLICY_VIOLATION = 1008
@@ -311,3 +312,19 @@ async def test_clients_vanishing_mid_handshake_never_stop_the_server(server):
         await trio.sleep(0)
     async with connect(server) as client:
         assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_pong_and_the_organisers_listing_carry_the_round_trip_once_the_server_has_timed_one(
+        start_server, autojump_clock):
+    server = await start_server(admin_token="organiser-token-0123456789", client=ClientLimits(rtt_ping_s=0))
+    async with connect(server, "org") as org:
+        pong = await org.request("ping")
+        assert pong["type"] == "pong" and "rtt_ms" not in pong  # with rtt_ping_s 0, only an idle client is pinged
+    server = await start_server(admin_token="organiser-token-0123456789")
+    async with connect(server, "org") as org:
+        await trio.sleep(0.1)  # the ping sent once the hello is answered has had its pong (in memory: 0 ms)
+        pong = await org.request("ping")
+        assert (pong["rtt_ms"], pong["rtt_last_ms"]) == (0, 0)
+        listing = await org.request("admin", token="organiser-token-0123456789", action="connections")
+        [mine] = listing["connections"]
+        assert (mine["client"], mine["rtt_ms"], mine["rtt_last_ms"]) == ("org", 0, 0)

@@ -14,17 +14,18 @@ import msgpack
 import pytest
 import trio
 from wsproto.connection import Connection, ConnectionType
-from wsproto.events import BytesMessage, CloseConnection, Event, Pong
+from wsproto.events import BytesMessage, CloseConnection, Event, Ping, Pong
 from wsproto.frame_protocol import FrameProtocol
 
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
+from server.limits import ClientLimits
 from server.transport import frames, websocket
 from server.transport.websocket import WebSocket
 
 HANDSHAKE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-BINARY, TEXT, CONTINUATION, CLOSE, PING = 0x2, 0x1, 0x0, 0x8, 0x9
+BINARY, TEXT, CONTINUATION, CLOSE, PING, PONG = 0x2, 0x1, 0x0, 0x8, 0x9, 0xA
 
 
 def client_frame(opcode: int, payload: bytes, *, fin: bool = True, announce: int | None = None,
@@ -46,13 +47,15 @@ def client_frame(opcode: int, payload: bytes, *, fin: bool = True, announce: int
 
 
 class Wire:
-    """A WebSocket client that sends raw bytes and parses what the server sends with wsproto."""
+    """A WebSocket client that sends raw bytes and parses what the server sends with wsproto. The server's pings
+    (to time the round trip) are left unanswered and skipped, unless ``pings`` is set."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
         self.parser = Connection(ConnectionType.CLIENT)
         self.events: deque[Event] = deque()
         self.eof = False
+        self.pings = False
 
     @classmethod
     async def open(cls, server: Any, hello: bool = True) -> "Wire":
@@ -75,6 +78,11 @@ class Wire:
 
     async def event(self) -> Event | None:
         """The next event from the server, or None at the end of the stream."""
+        while isinstance(event := await self._event(), Ping) and not self.pings:
+            pass
+        return event
+
+    async def _event(self) -> Event | None:
         self.events.extend(self.parser.events())
         with trio.fail_after(10):
             while not self.events:
@@ -150,6 +158,23 @@ async def test_a_ping_is_answered_with_its_payload(server):
     await wire.send(b"are you there", PING)
     pong = await wire.event()
     assert isinstance(pong, Pong) and pong.payload == b"are you there"
+
+
+async def test_the_server_times_its_pings_pongs_last_and_smoothed_and_an_unasked_pong_times_nothing(
+        start_server, autojump_clock):
+    server = await start_server(client=ClientLimits(rtt_ping_s=5))
+    wire = await Wire.open(server)
+    wire.pings = True
+    ws = next(iter(server.connections.values())).ws
+    for delay_s, last, smoothed in ((0.120, 120, 120), (0.040, 40, 100), (0.040, 40, 85)):
+        ping = await wire.event()  # the first once the hello is answered, then one every 5 s
+        assert isinstance(ping, Ping)
+        await trio.sleep(delay_s)
+        await wire.send(b"not the ping's payload", PONG)  # unasked (RFC 6455 allows it): it times nothing
+        await wire.send(ping.payload, PONG)
+        await wire.send(encode({"type": "ping", "id": 1}))
+        pong = await wire.message()
+        assert (pong["rtt_last_ms"], pong["rtt_ms"]) == (last, smoothed) == (ws.rtt_last_ms, ws.rtt_ms)
 
 
 @pytest.mark.parametrize(("payload", "code"), [(struct.pack("!H", 4001) + b"bye", 4001), (b"", 1005),

@@ -95,6 +95,7 @@ async function parsimonia(env) {
   await page.locator(".log li[data-type=auction_closed]", { hasText: "sold to Ada (you)" }).waitFor();
   step("bid and won an auction");
   await page.getByTestId("latency").waitFor();
+  await page.getByTestId("server-rtt").filter({ hasText: /server \d+ ms/ }).waitFor(); // as the server timed it
 
   // a spectator sees the public view live
   const sctx = await env.newContext();
@@ -128,6 +129,8 @@ async function parsimonia(env) {
   await org.locator(`section[aria-label=connections] tr[data-conn]`).first().waitFor();
   await org.getByTestId("health").filter({ hasText: "ok" }).waitFor();
   await org.locator("tr[data-conn] td.players", { hasText: `Ada (${pt}#1)` }).waitFor(); // a web connection's player
+  await org.locator("tr[data-conn]", { has: org.locator("td.players", { hasText: `Ada (${pt}#1)` }) })
+    .locator("td.rtt", { hasText: /^\d+ ms \(\d+\)$/ }).waitFor(); // its round trip, as the server timed it
   const row = org.locator(`tr[data-table="${pt}"]`);
   if (!(await row.locator("button.unpause").isDisabled())) throw new Error("Unpause is enabled on a running table");
   await row.locator("button.pause").click();

@@ -36,10 +36,12 @@ function takeSeatLink(): boolean {
 function Connection() {
   useClient(["status", "clock"]);
   const rtt = client.clock.lastRtt;
+  const serverRtt = client.serverRttMs;
   const label = client.state === "open" ? "connected" : client.state === "closed" ? "offline" : `${client.state}…`;
   return (
     <span class={`conn ${client.state}`} role="status" data-testid="connection">
-      {label}{rtt != null ? <span data-testid="latency"> · {Math.round(rtt)} ms</span> : null}
+      {label}{rtt != null ? <span data-testid="latency" title="round trip of the page's last ping"> · {Math.round(rtt)} ms</span> : null}
+      {serverRtt != null ? <span data-testid="server-rtt" title="round trip as the server times it (smoothed)"> · server {serverRtt} ms</span> : null}
     </span>
   );
 }

@@ -262,6 +262,28 @@ describe("clock offset", () => {
     await connected;
     expect(c.clock.offset).toBe(10000); // 10020 - (0 + 40) / 2
     expect(c.serverNow()).toBe(10040);
+    expect(c.serverRttMs).toBe(null); // the server had not timed a round trip yet
+  });
+
+  it("takes the connection's round trip as the server timed it from a pong, and forgets it with the connection", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, backoffMs: [100, 1000], random: () => 0.5 });
+    const connected = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    s.push({ type: "welcome", re: s.last("hello").id, version: 2, versions: [2], server_time: 9000, limits: {}, games: [] });
+    await flush();
+    s.push({ type: "pong", re: s.last("ping").id, server_time: 9000, rtt_ms: 31, rtt_last_ms: 28 });
+    await connected;
+    await flush();
+    expect([c.serverRttMs, c.serverRttLastMs]).toEqual([31, 28]);
+    s.readyState = 3;
+    s.onclose({ code: 1006 });
+    await vi.advanceTimersByTimeAsync(101);
+    const s2 = FakeSocket.all[1];
+    await flush();
+    s2.push({ type: "welcome", re: s2.last("hello").id, version: 2, versions: [2], server_time: 9100, limits: {}, games: [] });
+    await flush();
+    expect([c.serverRttMs, c.serverRttLastMs]).toEqual([null, null]);
   });
 });
 

@@ -111,11 +111,12 @@ export function Admin() {
       <section class="panel" aria-label="connections">
         <h3>Connections ({conns.length})</h3>
         <table>
-          <thead><tr><th>id</th><th>peer</th><th>client</th><th>players</th><th>follows</th><th></th></tr></thead>
+          <thead><tr><th>id</th><th>peer</th><th>client</th><th>players</th><th>follows</th><th title="round trip as the server times it: smoothed (last)">round trip</th><th></th></tr></thead>
           <tbody>{conns.map((c) => (
             <tr key={c.conn} data-conn={c.conn}>
               <td>{c.conn}</td><td>{c.peer}</td><td>{c.client}</td>
               <td class="players">{(c.seats ?? []).map((s: any) => `${s.name ?? "?"} (${s.table}#${s.seat})`).join(", ")}</td><td>{(c.tables ?? []).join(" ")}</td>
+              <td class="rtt">{typeof c.rtt_ms === "number" ? `${c.rtt_ms} ms (${c.rtt_last_ms ?? c.rtt_ms})` : "–"}</td>
               <td><button class="kick" onClick={() => run("kick", { conn: c.conn }, `Kicked connection ${c.conn}.`)}>Kick {c.conn}</button></td>
             </tr>))}</tbody>
         </table>

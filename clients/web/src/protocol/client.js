@@ -59,6 +59,10 @@ export class Client {
     this.random = options.random ?? Math.random;
     this.autoReconnect = options.reconnect ?? true;
     this.clock = new ClockOffset();
+    /** @type {number | null} this connection's round trip in ms as the server times it (its own pings), smoothed */
+    this.serverRttMs = null;
+    /** @type {number | null} the last round trip the server timed */
+    this.serverRttLastMs = null;
     /** @type {Map<string, TableState>} */
     this.tables = new Map();
     /** @type {Map<string, boolean>} bulletin topics followed */
@@ -149,6 +153,7 @@ export class Client {
         const welcome = await this.send({ type: "hello", version: PROTOCOL_VERSION, client: this.clientName });
         this.welcome = welcome;
         this.clock.seed(this.now(), welcome.server_time);
+        this.serverRttMs = this.serverRttLastMs = null; // a new connection: its own round trip, from its first pong
         this.attempt = 0;
         this.startPings();
         await this.restore();
@@ -234,6 +239,10 @@ export class Client {
       const t0 = this.now();
       this.send({ type: "ping" }).then((pong) => {
         this.clock.sample(t0, this.now(), pong.server_time);
+        if (typeof pong.rtt_ms === "number") {
+          this.serverRttMs = pong.rtt_ms;
+          this.serverRttLastMs = typeof pong.rtt_last_ms === "number" ? pong.rtt_last_ms : pong.rtt_ms;
+        }
         this.emit("clock", this.clock);
       }, () => { /* dropped: the next connection pings again */ });
     };
