@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import itertools
 import socket
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ class ClusterNode(Protocol):
     """What a server that is one worker of a cluster runs beside its tables (server/cluster/worker.py)."""
 
     id_prefix: str
+    first_connection_id: int  # its connections' ids: unique across the cluster
     own_port: int  # the worker's own port, for clients sent to it (0: any free one)
 
     async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -44,6 +46,10 @@ class ClusterNode(Protocol):
     def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
 
     def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
+
+    def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
+
+    async def connections(self) -> list[dict[str, Any]]: ...
 
     def publish(self, topic: str, data: dict[str, Any]) -> None: ...
 
@@ -76,6 +82,7 @@ class Server:
         self.own_port: int | None = None  # a cluster worker's own port
         self.cluster: ClusterNode | None = None  # on a cluster, once it runs
         self.connections: dict[int, Connection] = {}
+        self.connection_ids = itertools.count(1 if config.cluster is None else config.cluster.first_connection_id)
         self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
         self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
         self._handshakes = AddressBuckets(config.client.handshakes_per_s, config.client.burst_s)

@@ -21,7 +21,6 @@ connections at a time: a reader woken by a timer to send one cost the server fou
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +49,6 @@ REPLAY_ROOM = REPLAY_LIMIT + 2
 REPLAY_ROOM_BYTES = 4 << 20
 POLICY_VIOLATION = 1008
 ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
-_ids = itertools.count(1)
 
 
 class Connection:
@@ -61,7 +59,7 @@ class Connection:
         self.lobby = server.lobby
         self.limits: Limits = server.config.limits
         self.client = server.config.client
-        self.id = next(_ids)
+        self.id = next(server.connection_ids)
         now = trio.current_time()
         self._messages = TokenBucket(self.client.messages_per_s, self.client.burst_s, now)
         self._bytes = TokenBucket(self.client.bytes_per_s, self.client.burst_s, now)
@@ -373,8 +371,11 @@ class Connection:
         action = msg["action"]
         self.log.info("admin_request", action=action, table=msg.get("table"), target=msg.get("conn"))
         if action == "connections":
-            listing = [c.summary() for c in self.server.connections.values()]
-            self.send(messages.reply("connections", re, connections=listing))
+            if self.server.cluster is None:
+                listing = [c.summary() for c in self.server.connections.values()]
+                self.send(messages.reply("connections", re, connections=listing))
+            else:  # every worker's: asked of the others in a task of its own
+                self.lobby.nursery.start_soon(self._list_cluster_connections, re)
         elif action == "publish":
             if "topic" not in msg or "data" not in msg:
                 raise ProtocolError("bad_field", "topic: publish needs a topic and its data")
@@ -384,6 +385,9 @@ class Connection:
             self.send(messages.reply("ok", re))
         elif action == "kick":
             target = self.server.connections.get(msg.get("conn", 0))
+            cluster = self.server.cluster  # a connection another worker holds: that worker is asked
+            if target is None and cluster is not None and "conn" in msg and cluster.forward_kick(self, msg, re):
+                return
             if target is None:
                 raise ProtocolError("bad_field", "conn: no such connection")
             target.close("kicked by the organiser", abort=True)
@@ -395,6 +399,11 @@ class Connection:
             if cluster is not None and msg["table"] not in self.lobby.tables and cluster.forward_admin(self, msg, re):
                 return
             self.lobby.get(msg["table"]).submit(Request(TABLE_ADMIN[action], self, msg))
+
+    async def _list_cluster_connections(self, re: int | None) -> None:
+        assert self.server.cluster is not None
+        listing = await self.server.cluster.connections()
+        self.send(messages.reply("connections", re, connections=listing))
 
     def summary(self) -> dict[str, Any]:
         seats = []

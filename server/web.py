@@ -48,7 +48,7 @@ class Web:
             body = metrics.render(len(self.server.connections), self.server.lobby.own_summaries())
             return Response(200, body, metrics.CONTENT_TYPE, list(NO_STORE))
         if path == "/admin/connections":
-            return self._connections(request)
+            return await self._connections(request)
         if path == "/cluster":
             if self.server.cluster is None:
                 return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
@@ -61,7 +61,7 @@ class Web:
         return _json({"status": "ok", "uptime_ms": int((trio.current_time() - server.started) * 1000),
                       "tables": len(server.lobby.tables), "connections": len(server.connections)})
 
-    def _connections(self, request: h11.Request) -> Response:
+    async def _connections(self, request: h11.Request) -> Response:
         if self.server.config.admin_token is None:
             return text(404, "not found\n")
         given = [v for k, v in request.headers if k == b"authorization"]
@@ -70,6 +70,8 @@ class Web:
                             headers=[("www-authenticate", 'Bearer realm="parsimonia"'), *NO_STORE])
         if not self.server.is_admin(given[0][len(b"Bearer "):].strip().decode("utf-8", "replace")):
             return text(403, "that is not the admin token\n")
+        if self.server.cluster is not None:  # every worker's
+            return _json({"connections": await self.server.cluster.connections()})
         return _json({"connections": [c.summary() for c in self.server.connections.values()]})
 
 

@@ -1,4 +1,4 @@
-"""The names a cluster shares: table ids that tell their worker, and the keys and channels in Redis."""
+"""The names a cluster shares: table and connection ids that tell their worker, and the keys and channels in Redis."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ WORKERS = ROOT + "workers"  # the set of every worker id ever registered (its en
 BULLETINS = ROOT + "bulletins"  # the channel of bulletins published on any worker, for every worker
 CHANGES = ROOT + "changes"  # the channel on which a worker that opened a table tells the others (its number)
 _TABLE_ID = re.compile(r"^w(\d{1,6})-t\d+$")
+CONNECTIONS_APART = 10**12  # worker K numbers its connections from K * this + 1 (worker 999999's stay under 2**62)
 
 
 def table_prefix(worker: int) -> str:
@@ -20,6 +21,16 @@ def worker_of(table_id: str) -> int | None:
     """The worker that holds ``table_id``, or None for an id no worker gives."""
     m = _TABLE_ID.match(table_id)
     return None if m is None else int(m.group(1))
+
+
+def first_connection_id(worker: int) -> int:
+    """Worker ``worker``'s first connection id: ids unique across the cluster, each telling its worker."""
+    return worker * CONNECTIONS_APART + 1
+
+
+def worker_of_connection(conn_id: int) -> int:
+    """The worker that holds connection ``conn_id`` (0: an id no worker gives)."""
+    return conn_id // CONNECTIONS_APART
 
 
 def entry_key(worker: int) -> str:

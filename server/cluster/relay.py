@@ -8,6 +8,9 @@ worker carries it out and pushes its answer onto the list ``KEY`` (which expires
   durable, or with the error the asked worker's lobby gave. Unanswered in time, the asker creates it itself.
 * ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply. The
   asker checked the organiser's token: Redis is trusted, and must be reachable only by the cluster.
+* ``kick``: close a connection the asked worker holds (its id tells which, ``names.worker_of_connection``).
+* ``connections``: the asked worker's connections, for the organiser's listing of every worker's (asked of every
+  live worker at once; one that does not answer in time is left out of the listing, and logged).
 
 And two broadcasts: a worker that opened a table says so on ``names.CHANGES`` (every other worker reads the
 directory again at once), and a bulletin published on any worker (``admin publish``, e.g. a tournament's standings) goes
@@ -29,7 +32,7 @@ from coredis.exceptions import RedisError
 from protocol import messages
 from protocol.codec import decode
 from protocol.errors import ERROR_CODES, ProtocolError
-from protocol.schema import AnyMap, SchemaError
+from protocol.schema import AnyMap, Int, List, SchemaError
 from server import logs
 from server.cluster import names
 from server.cluster.directory import Directory
@@ -44,6 +47,8 @@ REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after thi
 RESUBSCRIBE_MS = 1000  # the wait before subscribing again after Redis went away
 TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
 _BULLETIN_DATA = AnyMap(256)
+_CONNECTIONS = List(messages.CONNECTION_SUMMARY, 100_000)
+_CONN_ID = Int(1, 2**62)
 
 
 class Relay:
@@ -78,6 +83,34 @@ class Relay:
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
         return True
 
+    def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+        """Send the organiser's kick of a connection another worker holds to that worker."""
+        worker = names.worker_of_connection(msg["conn"])
+        if worker in (0, self.worker):
+            return False
+        self.lobby.nursery.start_soon(self._admin_via, conn, worker, {"op": "kick", "conn": msg["conn"]}, re)
+        return True
+
+    async def connections(self) -> list[dict[str, Any]]:
+        """Every worker's connections: this one's, and those of each live worker that answers in time."""
+        listing = [c.summary() for c in self.server.connections.values()]
+        answers: dict[int, dict[str, Any] | None] = {}
+
+        async def ask(worker: int) -> None:
+            answers[worker] = await self._ask(worker, {"op": "connections"})
+
+        async with trio.open_nursery() as nursery:
+            for worker in self.directory.peers:
+                nursery.start_soon(ask, worker)
+        for worker, answer in sorted(answers.items()):
+            try:
+                theirs = _CONNECTIONS.check(None if answer is None else answer.get("connections"), "connections")
+            except SchemaError as exc:
+                self.log.warning("connections_not_listed", worker=worker, why=str(exc)[:200])
+                continue
+            listing.extend(c for c in theirs if names.worker_of_connection(c["conn"]) == worker)
+        return listing
+
     def publish(self, topic: str, data: dict[str, Any]) -> None:
         """A bulletin set here goes to every other worker too."""
         if self.redis is not None:
@@ -106,10 +139,11 @@ class Relay:
         if isinstance(frame, dict) and frame.get("type") == "ok":
             conn.send(messages.reply("ok", re))
         elif isinstance(frame, dict) and frame.get("type") == "error":
-            conn.send(messages.error(_error_of(frame), re=re, table=ask["table"]))
+            conn.send(messages.error(_error_of(frame), re=re, table=ask.get("table")))
         else:
+            held = ask["table"] if "table" in ask else f"connection {ask['conn']}"
             conn.send(messages.error(ProtocolError(
-                "internal", f"worker {worker}, which holds {ask['table']}, did not answer"), re=re))
+                "internal", f"worker {worker}, which holds {held}, did not answer"), re=re))
 
     async def _ask(self, worker: int, request: dict[str, Any]) -> dict[str, Any] | None:
         """Publish ``request`` on ``worker``'s inbox and wait for its answer; None if none came in time."""
@@ -180,6 +214,11 @@ class Relay:
                 self._create(note)
             elif note.get("op") == "admin":
                 self._admin(note)
+            elif note.get("op") == "kick":
+                self._kick(note)
+            elif note.get("op") == "connections":
+                listing = [c.summary() for c in self.server.connections.values()]
+                self.lobby.nursery.start_soon(self._answer, self._reply_key(note), {"connections": listing})
             else:
                 raise ValueError(f"no operation {str(note.get('op'))[:32]!r}")
         except (SchemaError, ValueError) as exc:
@@ -223,6 +262,17 @@ class Relay:
             return
         self.log.info("admin_request", action=action, table=table_id, asked=True)
         table.submit(Request(TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id}))  # type: ignore
+
+    def _kick(self, note: dict[str, Any]) -> None:
+        key = self._reply_key(note)
+        target = self.server.connections.get(_CONN_ID.check(note.get("conn"), "conn"))
+        if target is None:
+            answer = {"type": "error", "code": "bad_field", "message": "conn: no such connection"}
+        else:
+            self.log.info("admin_request", action="kick", target=target.id, asked=True)
+            target.close("kicked by the organiser", abort=True)
+            answer = {"type": "ok"}
+        self.lobby.nursery.start_soon(self._answer, key, {"frame": answer})
 
     def _bulletin(self, note: dict[str, Any]) -> None:
         if note.get("from") == self.worker:

@@ -1,7 +1,7 @@
 """A server's part in a cluster: its entry in the directory and its relay, on one Redis client.
 
 ``Worker`` is the ``ClusterNode`` of ``server.app``: the server starts it once its lobby exists, and its
-connections call ``create_elsewhere``, ``forward_admin`` and ``publish``. A Redis client that fails as a whole
+connections call ``create_elsewhere``, ``forward_admin``, ``forward_kick``, ``connections`` and ``publish``. A Redis client that fails as a whole
 is made again after a pause; nothing of it ever stops the server.
 """
 
@@ -34,6 +34,7 @@ class Worker:
         self.public_host = public_host
         self.heartbeat_ms = heartbeat_ms
         self.id_prefix = names.table_prefix(worker)
+        self.first_connection_id = names.first_connection_id(worker)
         self.directory: Directory | None = None
         self.relay: Relay | None = None
         self.server: Server | None = None
@@ -64,6 +65,14 @@ class Worker:
 
     def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
         return self.relay is not None and self.relay.forward_admin(conn, msg, re)
+
+    def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+        return self.relay is not None and self.relay.forward_kick(conn, msg, re)
+
+    async def connections(self) -> list[dict[str, Any]]:
+        if self.relay is None or self.server is None:
+            return []
+        return await self.relay.connections()
 
     def publish(self, topic: str, data: dict[str, Any]) -> None:
         if self.relay is not None:

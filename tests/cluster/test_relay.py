@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import trio
-from trio_websocket import open_websocket_url
+from trio_websocket import ConnectionClosed, open_websocket_url
 
 from clients.sdk import call, request_once
 from protocol.codec import decode, encode
@@ -64,6 +66,74 @@ async def _admin_error(url: str, table: str) -> dict:
                 return msg
 
 
+async def test_the_organisers_listing_shows_every_workers_connections_with_ids_that_tell_their_worker(
+        tmp_path: Path, redis: Redis) -> None:
+    cluster = _admin_cluster(tmp_path, redis)
+    try:
+        async with open_websocket_url(cluster.workers[1]) as one, open_websocket_url(cluster.workers[2]) as two:
+            await call(one, "hello", version=PROTOCOL_VERSION, client="on-one")
+            await call(two, "hello", version=PROTOCOL_VERSION, client="on-two")
+            await _until_both_workers_listed(cluster)
+            reply = await request_once(cluster.workers[1], "admin", token=TOKEN, action="connections")
+            over_http = await trio.to_thread.run_sync(_http_listing, cluster.workers[2])
+        for listing in (reply["connections"], over_http["connections"]):
+            held = {c["client"]: c["conn"] for c in listing}
+            assert names.worker_of_connection(held["on-one"]) == 1
+            assert names.worker_of_connection(held["on-two"]) == 2
+            assert len({c["conn"] for c in listing}) == len(listing)  # no id twice across the cluster
+    finally:
+        cluster.stop()
+
+
+async def test_the_organiser_kicks_a_connection_held_by_another_worker(tmp_path: Path, redis: Redis) -> None:
+    cluster = _admin_cluster(tmp_path, redis)
+    try:
+        async with open_websocket_url(cluster.workers[2]) as two:
+            await call(two, "hello", version=PROTOCOL_VERSION, client="to-kick")
+            await _until_both_workers_listed(cluster)
+            listing = (await request_once(cluster.workers[1], "admin", token=TOKEN, action="connections"))
+            conn = next(c["conn"] for c in listing["connections"] if c["client"] == "to-kick")
+            reply = await request_once(cluster.workers[1], "admin", token=TOKEN, action="kick", conn=conn)
+            assert reply["type"] == "ok"
+            with trio.fail_after(10), pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await two.get_message()
+        assert closed.value.reason.code == 1008
+        gone = await _admin_frame(cluster.workers[1], {"action": "kick", "conn": conn})
+        assert (gone["type"], gone["code"]) == ("error", "bad_field")  # worker 2's refusal: no longer connected
+    finally:
+        cluster.stop()
+
+
+async def _until_both_workers_listed(cluster: Cluster) -> None:
+    """Until worker 1's copy of the directory has worker 2 (asked only of the live workers it knows)."""
+    with trio.fail_after(20):
+        while len((await trio.to_thread.run_sync(_cluster_page, cluster.workers[1]))["workers"]) < 2:
+            await trio.sleep(0.1)
+
+
+def _cluster_page(ws_url: str) -> dict:
+    with urllib.request.urlopen(ws_url.replace("ws://", "http://") + "cluster", timeout=10) as page:
+        return json.loads(page.read())
+
+
+def _http_listing(ws_url: str) -> dict:
+    request = urllib.request.Request(ws_url.replace("ws://", "http://") + "admin/connections",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=10) as page:
+        return json.loads(page.read())
+
+
+async def _admin_frame(url: str, fields: dict) -> dict:
+    async with open_websocket_url(url) as ws:
+        await call(ws, "hello", version=PROTOCOL_VERSION, client="test")
+        await ws.send_message(encode({"type": "admin", "id": 6, "token": TOKEN, **fields}))
+        while True:
+            msg = decode(await ws.get_message())
+            if msg.get("re") == 6:
+                return msg
+
+
 async def test_a_bulletin_published_on_one_worker_reaches_followers_on_another(tmp_path: Path, redis: Redis) -> None:
     cluster = _admin_cluster(tmp_path, redis)
     try:
@@ -93,6 +163,11 @@ async def test_what_arrives_from_redis_is_checked_and_a_bad_message_changes_noth
             (names.inbox(1), json.dumps({"op": "create", "reply": reply, "game": "chess", "seats": 2})),
             (names.inbox(1), json.dumps({"op": "admin", "reply": reply, "action": "explode", "table": "w1-t1"})),
             (names.inbox(1), json.dumps({"op": "admin", "reply": reply, "action": "close", "table": 7})),
+            (names.inbox(1), json.dumps({"op": "kick", "reply": reply, "conn": "x"})),
+            (names.inbox(1), json.dumps({"op": "kick", "reply": reply, "conn": 2**70})),
+            (names.inbox(1), json.dumps({"op": "kick", "conn": 5})),  # no reply key
+            (names.inbox(1), json.dumps({"op": "kick", "reply": reply, "conn": 5})),  # no such connection
+            (names.inbox(1), json.dumps({"op": "connections", "reply": 7})),
             (names.BULLETINS, json.dumps({"from": 2, "topic": "", "data": {}})),
             (names.BULLETINS, json.dumps({"from": 2, "topic": "standings", "data": "x"})),
             (names.CHANGES, None), (names.CHANGES, "2"), ("elsewhere", "{}"), (None, b"\xff"),
