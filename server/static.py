@@ -3,6 +3,10 @@
 A request path maps to a file under the root only: it is percent-decoded, and any ``..``, empty or
 hidden segment, backslash or NUL is refused; the resolved file (symbolic links followed, a directory's
 ``index.html`` too) must still lie under the root. Content types come from a fixed table, the same on every machine.
+
+A file is read once and its response shared by every request for it (``_cache``, checked against the file's size
+and modification time on each request): a thousand clients asking for the page's script and never reading the
+answer hold one copy of it between them, not one each. The cache holds at most ``CACHE_BYTES``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ TYPES = {
     ".txt": "text/plain; charset=utf-8",
 }
 MAX_FILE_BYTES = 32 * 1024 * 1024
+CACHE_BYTES = 64 * 1024 * 1024  # of file bodies kept; past it the cache starts again
 PLACEHOLDER = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Parsimonia server</title></head>
 <body>
@@ -37,6 +42,8 @@ msgpack as <code>protocol/SPEC.md</code> describes, e.g.
 </body></html>
 """
 NOT_FOUND = text(404, "not found\n")
+# real path -> (size, modification time in ns, its response); written from the worker threads that run ``load``
+_cache: dict[str, tuple[int, int, Response]] = {}
 
 
 def resolve(root: str, target: str) -> str | None:
@@ -71,8 +78,18 @@ def load(root: str, target: str) -> Response:
         path = resolve(root, target)
     except UnicodeDecodeError:
         return NOT_FOUND
-    if path is None or os.path.getsize(path) > MAX_FILE_BYTES:
+    if path is None:
         return NOT_FOUND
+    stat = os.stat(path)
+    if stat.st_size > MAX_FILE_BYTES:
+        return NOT_FOUND
+    cached = _cache.get(path)
+    if cached is not None and cached[:2] == (stat.st_size, stat.st_mtime_ns):
+        return cached[2]
     with open(path, "rb") as f:
         body = f.read()
-    return Response(200, body, TYPES.get(os.path.splitext(path)[1].lower(), "application/octet-stream"))
+    response = Response(200, body, TYPES.get(os.path.splitext(path)[1].lower(), "application/octet-stream"))
+    if sum(len(r.body) for _, _, r in list(_cache.values())) + len(body) > CACHE_BYTES:
+        _cache.clear()
+    _cache[path] = (stat.st_size, stat.st_mtime_ns, response)
+    return response

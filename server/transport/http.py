@@ -28,6 +28,7 @@ REQUEST_TIMEOUT_S = 10.0
 RESPONSE_TIMEOUT_S = 30.0
 LINGER_S = 2.0
 RECEIVE_BYTES = 16 * 1024
+JOIN_BYTES = 16 * 1024  # a response body up to this size is sent with its head in one write; a larger one apart
 _WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SERVER_NAME = "parsimonia"
 
@@ -101,25 +102,28 @@ class HttpConnection:
         self._h11.start_next_cycle()
         return True
 
-    def _encode(self, response: Response, *, head_only: bool = False, close: bool = False) -> bytes:
+    def _encode(self, response: Response, *, head_only: bool = False, close: bool = False) -> list[bytes]:
+        """The response's pieces on the wire; its body the response's own bytes, not a copy (a static file's
+        body is shared by every request for it: ``server.static``)."""
         headers = [("server", SERVER_NAME), ("content-type", response.content_type),
                    ("content-length", str(len(response.body))), ("x-content-type-options", "nosniff"),
                    *response.headers, *([("connection", "close")] if close else [])]
-        data = self._h11.send(h11.Response(status_code=response.status, headers=headers,
-                                           reason=HTTPStatus(response.status).phrase))
-        if not head_only:
-            data += self._h11.send(h11.Data(data=response.body))
-        return data + self._h11.send(h11.EndOfMessage())
+        pieces = [self._h11.send(h11.Response(status_code=response.status, headers=headers,
+                                              reason=HTTPStatus(response.status).phrase))]
+        if not head_only and response.body:
+            pieces.extend(self._h11.send_with_data_passthrough(h11.Data(data=response.body)))
+        pieces.append(self._h11.send(h11.EndOfMessage()))
+        return pieces if len(response.body) > JOIN_BYTES else [b"".join(pieces)]  # a small one: one send
 
     async def switch_to_websocket(self, request: h11.Request) -> bytes:
         """Answer 101 Switching Protocols to a checked upgrade request (``websocket_refusal`` is None);
         return what the client sent after its request (its first frames, maybe)."""
         key = _header(request, b"sec-websocket-key")
         accept = base64.b64encode(hashlib.sha1(key + _WS_GUID).digest())
-        await self._send(self._h11.send(h11.InformationalResponse(
+        await self._send([self._h11.send(h11.InformationalResponse(
             status_code=101, reason=b"Switching Protocols",
             headers=[(b"upgrade", b"websocket"), (b"connection", b"Upgrade"), (b"sec-websocket-accept", accept)],
-        )))
+        ))])
         received = self._h11.trailing_data[0]
         del self._h11  # HTTP is over on this connection: its state would only cost memory for the WebSocket's life
         return received
@@ -140,10 +144,12 @@ class HttpConnection:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
 
-    async def _send(self, data: bytes) -> bool:
+    async def _send(self, pieces: list[bytes]) -> bool:
         with trio.move_on_after(RESPONSE_TIMEOUT_S):
             try:
-                await self.stream.send_all(data)
+                for data in pieces:
+                    if data:
+                        await self.stream.send_all(data)
                 return True
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return False

@@ -12,8 +12,9 @@ Writing never blocks the caller: ``send`` writes the frame to the socket at once
 it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
 the frames after it queued for a writer task, started then and gone once the queue is empty. The queue is
 bounded in frames and in bytes; beyond that a connection may queue only its one burst allowance
-(``allow_burst``: a resume's replay), granted once per connection and never refilled, so no request
-makes it hold more. A client whose queue is full is the caller's to drop (``send`` returns False).
+(``allow_burst``: a resume's replay), granted once per connection, never refilled, and lapsing
+``BURST_LAPSE_S`` after it was granted (what is left of it then is gone), so no request makes it hold more, and a
+connection that resumed once and never reads cannot spend it later. A client whose queue is full is the caller's to drop (``send`` returns False).
 
 Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
 client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
@@ -39,6 +40,7 @@ RECEIVE_BYTES = 65536
 PARSE_BYTES = 1024  # what receive_nowait parses at a time
 WRITE_BATCH = 64  # queued frames a writer joins into one send
 RTT_GAIN = 4  # a new round trip moves the smoothed one a quarter of the way to it
+BURST_LAPSE_S = 5.0  # a burst allowance not spent this long after it was granted is gone (see allow_burst)
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
 
 
@@ -54,6 +56,7 @@ class WebSocket:
         self.room = 0  # frames it may still queue beyond those bounds (its burst allowance, see allow_burst)
         self.room_bytes = 0  # and their bytes
         self._burst_granted = False
+        self._room_until = 0.0  # when what is left of the allowance lapses (trio time)
         self._queued_bytes = 0
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
         # the round trip of our pings, integer ms: the last one and a smoothed one (None until the first pong)
@@ -86,10 +89,12 @@ class WebSocket:
 
     def allow_burst(self, frames: int, nbytes: int) -> None:
         """Let ``frames`` frames of ``nbytes`` bytes in all be queued beyond the bounds: the first call on a
-        connection only. Spent as used; neither a later call nor an emptied queue gives any back."""
+        connection only. Spent as used; neither a later call nor an emptied queue gives any back, and what is not
+        spent within ``BURST_LAPSE_S`` is gone."""
         if not self._burst_granted:
             self._burst_granted = True
             self.room, self.room_bytes = frames, nbytes
+            self._room_until = trio.current_time() + BURST_LAPSE_S
 
     # -- writing
 
@@ -103,7 +108,8 @@ class WebSocket:
             self._write(wire)
             return True
         if len(self._queue) >= self.queue_size or self._queued_bytes + len(wire) > self.queue_bytes:
-            if not self.room or len(wire) > self.room_bytes:
+            if not self.room or len(wire) > self.room_bytes or trio.current_time() >= self._room_until:
+                self.room = self.room_bytes = 0  # spent, or lapsed
                 return False
             self.room -= 1
             self.room_bytes -= len(wire)

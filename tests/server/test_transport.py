@@ -321,6 +321,26 @@ async def test_a_burst_allowance_is_granted_once_and_spent_not_refilled():
         nursery.cancel_scope.cancel()
 
 
+async def test_a_burst_allowance_not_spent_in_time_lapses(monkeypatch):
+    """A seat that resumed once and never reads cannot keep its replay's room for later: it lapses."""
+    monkeypatch.setattr(websocket, "BURST_LAPSE_S", 0.05)
+    wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 1000)
+    async with trio.open_nursery() as nursery:
+        stalled, _peer = await _socket_pair(4, nursery)
+        while stalled.send(wire):
+            pass
+        full = stalled.queued
+        stalled.allow_burst(3, 1 << 20)
+        assert stalled.send(wire)  # within its time: spent
+        await trio.sleep(websocket.BURST_LAPSE_S)
+        while stalled.send(wire):  # what the writer gave room for meanwhile, but nothing beyond the bounds
+            pass
+        assert stalled.room == 0 and stalled.queued <= full + 1
+        stalled.allow_burst(3, 1 << 20)  # and a later resume does not grant it again
+        assert not stalled.send(wire)
+        nursery.cancel_scope.cancel()
+
+
 async def test_a_client_that_never_takes_its_last_frames_is_reset_not_left_to_the_kernel(monkeypatch):
     """A socket closed with frames the client never took would stay in the kernel, probing a closed window,
     and a client blocked sending to us would wait on it; after the flush time it is reset instead."""

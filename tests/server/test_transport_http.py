@@ -10,6 +10,7 @@ import h11
 import pytest
 import trio
 
+from server import static
 from server.transport import http as http_module
 from tests.server.conftest import connect, create_table, join
 
@@ -100,6 +101,22 @@ async def test_static_files_are_served_with_their_types_over_one_kept_alive_conn
         assert headers["x-content-type-options"] == "nosniff"
     status, headers, body = await client.get("/assets/app.js", method="HEAD")
     assert status == 200 and body == b"" and headers["content-length"] == str(len("console.log('hi')"))
+
+
+async def test_a_file_is_read_once_and_its_body_shared_until_it_changes(start_server, web_root):
+    """Two thousand requests for the page's script that never read hold one copy of it, not one each; a large
+    file comes whole over the wire; a rebuilt file is served anew."""
+    big = bytes(range(256)) * 400  # 100 KiB: sent apart from its head
+    (web_root / "assets" / "big.js").write_bytes(big)
+    first = static.load(str(web_root), "/assets/big.js")
+    assert static.load(str(web_root), "/assets/big.js?v=2").body is first.body
+    server = await start_server(web_root=str(web_root))
+    client = await Client.open(server)
+    status, headers, body = await client.get("/assets/big.js")
+    assert status == 200 and body == big and headers["content-length"] == str(len(big))
+    (web_root / "assets" / "big.js").write_bytes(b"rebuilt")
+    assert static.load(str(web_root), "/assets/big.js").body == b"rebuilt"
+    assert (await client.get("/assets/big.js"))[2] == b"rebuilt"
 
 
 @pytest.mark.parametrize("target", ["/../outside.txt", "/assets/../../outside.txt", "/%2e%2e/outside.txt",
