@@ -18,7 +18,7 @@ from server import logs
 from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
 from server.connection import Connection, time_round_trips
-from server.limits import AddressBuckets, ClientLimits
+from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
@@ -90,6 +90,7 @@ class Server:
         self.address_messages = AddressBuckets(config.client.address_messages_per_s, config.client.burst_s)
         self.address_bytes = AddressBuckets(config.client.address_bytes_per_s, config.client.burst_s)
         self.turns = Turns()  # each address's turn at reading (server/turns.py)
+        self._refusals = Refusals()  # which refusals are logged
         self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
         self.started = 0.0
@@ -142,7 +143,7 @@ class Server:
         The address's connections are counted before any await: a thousand connections opened at once are
         all counted before the first is served."""
         if self._http_per_ip[ip] >= self.config.client.http_connections_per_ip:
-            self.log.warning("connection_refused", peer=ip, why="too many HTTP connections from this address")
+            self._refused(ip, "too many HTTP connections from this address")
             try:
                 sock.send(_TOO_MANY_HTTP)  # the buffer of a new socket takes it at once, or it is lost
             except OSError:
@@ -174,6 +175,13 @@ class Server:
                 _release(self._http_per_ip, ip)
             await trio.aclose_forcefully(stream)
 
+    def _refused(self, ip: str, why: str) -> None:
+        """A connection of ``ip`` refused: logged once per address and reason, then once a ``quiet_s`` with the
+        count of those refused since (``server.limits.Refusals``)."""
+        since = self._refusals.log(ip, why, trio.current_time())
+        if since is not None:
+            self.log.warning("connection_refused", peer=ip, why=why, refused_unlogged=since)
+
     def _strike_out(self, ip: str) -> None:
         """``ip``'s connection was closed for flooding: it waits ``strikeout_s`` before the next. The
         expired entries go first, so the map holds only the addresses of the last ``strikeout_s``."""
@@ -185,15 +193,16 @@ class Server:
     async def _websocket(self, http: HttpConnection, request: h11.Request, sock: socket.socket, ip: str,
                          peer: str) -> None:
         if self._per_ip[ip] >= self.config.client.connections_per_ip:
-            self.log.warning("connection_refused", peer=ip, why="too many connections from this address")
+            self._refused(ip, "too many connections from this address")
             await http.respond(request, text(429, "too many connections from this address\n"), close=True)
             return
         if self._struck_out.get(ip, 0.0) > trio.current_time():
+            self._refused(ip, "this address flooded the server")
             await http.respond(request, text(429, "this address flooded the server; wait and connect again\n"),
                                close=True)
             return
         if not self._handshakes.take(ip, 1, trio.current_time()):
-            self.log.warning("connection_refused", peer=ip, why="too many handshakes from this address")
+            self._refused(ip, "too many handshakes from this address")
             await http.respond(request, text(429, "too many WebSocket handshakes from this address; wait\n"),
                                close=True)
             return

@@ -81,3 +81,26 @@ class AddressBuckets:
         if bucket is None:
             bucket = self.buckets[address] = TokenBucket(self.rate, self.burst_s, now)
         return bucket.take(amount, now)
+
+
+class Refusals:
+    """Which refusals to log: the first of each address and reason, then one line a ``quiet_s`` at most with the
+    count of those since, not a line per refusal (a flood of refused connections would be a flood of lines).
+    The map holds only the pairs of the last ``quiet_s``."""
+
+    def __init__(self, quiet_s: float = 10.0) -> None:
+        self.quiet_s = quiet_s
+        self._seen: dict[tuple[str, str], list[float]] = {}  # (address, reason) -> [logged at, refused since]
+
+    def log(self, address: str, why: str, now: float) -> int | None:
+        """None when this refusal need not be logged; else how many like it were refused unlogged before it."""
+        key = (address, why)
+        seen = self._seen.get(key)
+        if seen is not None and now - seen[0] < self.quiet_s:
+            seen[1] += 1
+            return None
+        if len(self._seen) >= 1024:
+            for old in [k for k, (at, _) in self._seen.items() if now - at >= self.quiet_s]:
+                del self._seen[old]
+        self._seen[key] = [now, 0]
+        return 0 if seen is None else int(seen[1])

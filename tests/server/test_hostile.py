@@ -10,6 +10,7 @@ import socket
 import msgpack
 import pytest
 import trio
+from structlog.testing import capture_logs
 from hypothesis import HealthCheck, given, settings, strategies as st
 from trio_websocket import ConnectionClosed, ConnectionRejected
 
@@ -429,7 +430,7 @@ async def test_connections_opened_at_once_are_counted_before_the_handshake(start
         except ConnectionRejected as exc:
             outcomes.append(str(exc.status_code))
 
-    with trio.fail_after(20):
+    with trio.fail_after(20), capture_logs() as logged:
         async with trio.open_nursery() as nursery:
             for i in range(20):
                 nursery.start_soon(one, i)
@@ -437,6 +438,9 @@ async def test_connections_opened_at_once_are_counted_before_the_handshake(start
                 await trio.sleep(0.01)
             everyone_tried.set()
     assert outcomes.count("in") == 3 and outcomes.count("429") == 17
+    # refused connections are logged once per address and reason, not a line each
+    refused = [line for line in logged if line["event"] == "connection_refused"]
+    assert [(line["peer"], line["why"]) for line in refused] == [("127.0.0.1", "too many connections from this address")]
 
 
 async def test_http_connections_of_one_address_over_its_limit_get_429_unread(start_server):

@@ -367,6 +367,57 @@ describe("a cluster's moved", () => {
     expect(c.url).toBe("ws://y:8767/");
   });
 
+  it("follows moved on a reconnect: the seat is resumed on the worker holding it", async () => {
+    const { c, s } = await connectedClient();
+    const joining = c.join("w1-t1", "Ada");
+    const j = s.last("join");
+    s.push({ type: "joined", re: j.id, table: "w1-t1", game: "parsimonia", seat: 1, token: "tok", static: {} });
+    await joining;
+    s.push({ type: "event", table: "w1-t1", seq: 7, time: 5, event: { type: "game_started", at: 5 } });
+    c.drop(); // worker 1 killed: the shared port's other worker answers the resume
+    await vi.advanceTimersByTimeAsync(2000);
+    const shared = FakeSocket.all[1];
+    expect(shared.url).toBe("ws://x/");
+    serve(shared, () => 0)();
+    await flush();
+    const r = shared.last("resume");
+    shared.push({ type: "error", re: r.id, code: "moved", message: "held by worker 1", url: "ws://w1:8766/" });
+    await flush();
+    const there = FakeSocket.all[2];
+    expect(there.url).toBe("ws://w1:8766/");
+    serve(there, () => 0)();
+    await flush();
+    const again = there.last("resume");
+    expect([again.table, again.token, again.last_seq]).toEqual(["w1-t1", "tok", 7]);
+    there.push({ type: "resumed", re: again.id, table: "w1-t1", seat: 1, events: [], static: {} });
+    await flush();
+    expect(c.state).toBe("open");
+    expect(c.tables.get("w1-t1").lost).toBeNull();
+  });
+
+  it("loses a seat moved again and again on a reconnect, after the bound", async () => {
+    const { c, s } = await connectedClient();
+    const joining = c.join("w1-t1", "Ada");
+    const j = s.last("join");
+    s.push({ type: "joined", re: j.id, table: "w1-t1", game: "parsimonia", seat: 0, token: "tok", static: {} });
+    await joining;
+    const lost = [];
+    c.on("lost", (t) => lost.push(t.table));
+    c.drop();
+    await vi.advanceTimersByTimeAsync(2000);
+    for (let i = 0; i <= 4; i++) {
+      const now = FakeSocket.all[FakeSocket.all.length - 1];
+      serve(now, () => 0)();
+      await flush();
+      const r = now.last("resume");
+      now.push({ type: "error", re: r.id, code: "moved", message: "elsewhere", url: `ws://w${i}/` });
+      await flush();
+    }
+    expect(FakeSocket.all).toHaveLength(6); // the first, the reconnect and 4 moves: no fifth
+    expect(lost).toEqual(["w1-t1"]);
+    expect(c.tables.get("w1-t1").lost).toBe("moved");
+  });
+
   it("gives up after a bounded number of moves in a row", async () => {
     const { c } = await connectedClient();
     const watching = c.watch("w2-t1");

@@ -78,6 +78,7 @@ export class Client {
     this.socket = null;
     this.state = "closed"; // "connecting" | "open" | "reconnecting" | "closed"
     this.attempt = 0;
+    this.restoreMoves = 0; // `moved` followed in a row while taking the seats and watches back
     this.stopped = false;
     /** @type {Record<string, any> | null} */
     this.welcome = null;
@@ -161,7 +162,12 @@ export class Client {
         this.emit("welcome", welcome);
         this.settle(true, welcome);
       } catch (e) {
-        // the socket closed under us: onclose retries (or gives up and rejects the waiters)
+        // a table taken back elsewhere on a cluster: connect there and take them back again (restore)
+        if (e instanceof ProtocolError && e.code === "moved" && e.url && this.socket === socket) {
+          this.leaveSocket(e.url, "moved to another worker");
+          this.openSocket();
+        }
+        // otherwise the socket closed under us: onclose retries (or gives up and rejects the waiters)
       }
     };
     socket.onmessage = (/** @type {{data: any}} */ msg) => this.receive(msg.data);
@@ -188,8 +194,11 @@ export class Client {
     };
   }
 
-  /** After a reconnect: resume every seat from its last seq, watch every watched table, follow topics. */
+  /** After a reconnect: resume every seat from its last seq, watch every watched table, follow topics. On a
+   * cluster, a `moved` for the first table is followed (throwing it to `openSocket`; at most `MAX_REDIRECTS` in
+   * a row): a worker restarted may be reached again through another; one held on yet another worker is lost. */
   async restore() {
+    let taken = 0;
     for (const t of [...this.tables.values()]) {
       if (t.lost) continue;
       try {
@@ -201,12 +210,19 @@ export class Client {
           const r = await this.send({ type: "watch", table: t.table });
           t.static = r.static ?? t.static;
         }
+        taken += 1;
         this.emit("table", t);
       } catch (e) {
+        const follow = e instanceof ProtocolError && e.code === "moved" && e.url && taken === 0;
+        if (follow && this.restoreMoves < MAX_REDIRECTS) {
+          this.restoreMoves += 1;
+          throw e;
+        }
         if (e instanceof ProtocolError && e.code !== "disconnected") this.lose(t, e.code);
         else throw e;
       }
     }
+    this.restoreMoves = 0;
     for (const topic of this.topics.keys()) {
       const b = await this.send({ type: "bulletin", topic, follow: true });
       this.emit("bulletin", b);
@@ -290,16 +306,22 @@ export class Client {
   /** Connect to another worker of the cluster from now on: the seats and watches held are taken back there (one
    * held on yet another worker is lost with `moved`). @param {string} url */
   moveTo(url) {
-    const old = this.socket;
-    this.url = url;
-    this.socket = null; // the old socket's close is not a drop to reconnect from
-    this.stopPings();
-    for (const [, p] of this.pending) p.reject(new ProtocolError("disconnected", "moved to another worker"));
-    this.pending.clear();
-    try { old?.close(1000); } catch { /* already closing */ }
+    this.leaveSocket(url, "moved to another worker");
     this.attempt = 0;
     this.setState("closed");
     return this.connect();
+  }
+
+  /** Close the socket to connect to `url` from now on: its close is not a drop to reconnect from.
+   * @param {string} url @param {string} why */
+  leaveSocket(url, why) {
+    const old = this.socket;
+    this.url = url;
+    this.socket = null;
+    this.stopPings();
+    for (const [, p] of this.pending) p.reject(new ProtocolError("disconnected", why));
+    this.pending.clear();
+    try { old?.close(1000); } catch { /* already closing */ }
   }
 
   /** @param {any} data */
