@@ -20,6 +20,17 @@ from .base import with_value
 AVG_TOURIST_BONUS = 7.5  # mean of the default decks' 0/5/10/15 step within a type
 
 
+def priced(view: dict[str, Any], close: dict[str, Any]) -> dict[str, Any]:
+    """A ``close`` that sells carrying the winner's bid as this view shows it (``price``): if the bid has moved
+    by the time it arrives, the server refuses it (``price_changed``) rather than sell for another price."""
+    if close.get("winner") is None:
+        return close
+    auction = next((a for a in view.get("auctions", ()) if a["id"] == close.get("auction")), None)
+    bid = None if auction is None else next((amount for seat, amount in auction["bids"] if seat == close["winner"]),
+                                            None)
+    return close if bid is None else {**close, "price": bid}
+
+
 class GreedyPlayer:
     def __init__(self, seed: int, bid_share: float = 0.7, keep_per_type: int = 3) -> None:
         self.rng = random.Random(seed)
@@ -100,7 +111,7 @@ class GreedyPlayer:
         for t in legal.get("close", []):
             a = auctions[t["auction"]]
             if t["winner"] is not None and t["winner"] == a["high_bidder"] and a["high"] >= self._reserve(a):
-                return t
+                return priced(view, t)
         return None
 
     def _reserve(self, auction: dict[str, Any]) -> float:

@@ -1,5 +1,6 @@
 """The ``random`` reference player: uniform over its legal commands (bids and auctions included), with
-uniform amounts. It never quits or votes to end, which would only cut every game short."""
+uniform amounts. It never quits or votes to end, which would only cut every game short. A Parsimonia sale carries the
+price it saw (``parsimonia.priced``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import random
 from typing import Any
 
 from .base import fill
+from .parsimonia import priced
 
 SKIPPED = {"quit", "vote_end"}
 
@@ -19,4 +21,5 @@ class RandomPlayer:
         choices = [t for t in legal if t["type"] not in SKIPPED]
         if not choices:
             return None
-        return fill(self.rng.choice(choices), self.rng)
+        command = fill(self.rng.choice(choices), self.rng)
+        return priced(view, command) if command["type"] == "close" else command

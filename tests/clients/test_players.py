@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clients.players import all_kinds, fill, kinds_for, make_player
-from clients.players.parsimonia import GreedyPlayer
+from clients.players.parsimonia import GreedyPlayer, priced
 from clients.players.base import is_range, with_value
 from clients.players.random_player import RandomPlayer
 from server.games import new_game
@@ -19,9 +19,11 @@ from server.simulate import simulate
 
 
 def offered(command: dict[str, Any], templates: list[dict[str, Any]]) -> bool:
-    """Is ``command`` one of the templates with every range field filled from its range?"""
+    """Is ``command`` one of the templates with every range field filled from its range? (A sale's ``price``, an
+    optional field the templates leave out, is the seller's to add: the engine checks it.)"""
+    extra = {"price"} if command["type"] == "close" else set()
     for t in templates:
-        if t.keys() == command.keys() and all(
+        if t.keys() == command.keys() - extra and all(
             (is_range(v) and v["min"] <= command[k] <= v["max"]) or command[k] == v for k, v in t.items()
         ):
             return True
@@ -267,7 +269,8 @@ def test_greedy_accepts_the_high_bid_once_it_reaches_its_reserve():
     low = seller.act(g.view(0), g.legal_actions(0))
     assert low is None or low["type"] != "close"
     g.apply(1, {"type": "bid", "auction": auction, "amount": int(reserve) + 1}, g.now)
-    assert seller.act(g.view(0), g.legal_actions(0)) == {"type": "close", "auction": auction, "winner": 1}
+    assert seller.act(g.view(0), g.legal_actions(0)) == {"type": "close", "auction": auction, "winner": 1,
+                                                         "price": int(reserve) + 1}  # the bid it accepts
 
 
 def test_greedy_beats_random_on_average():
@@ -281,3 +284,18 @@ def test_greedy_beats_random_on_average():
                 else:
                     random_wins += 1
     assert greedy_wins >= 4 * random_wins and greedy_wins >= 16
+
+
+def test_a_sale_carries_the_winners_bid_as_the_view_shows_it_and_a_no_sale_no_price():
+    view = {"auctions": [{"id": 3, "seller": 0, "high_bidder": 1, "high": 14, "bids": [[2, 9], [1, 14]]}]}
+    assert priced(view, {"type": "close", "auction": 3, "winner": 2}) == {"type": "close", "auction": 3, "winner": 2,
+                                                                          "price": 9}
+    assert priced(view, {"type": "close", "auction": 3, "winner": None}) == {"type": "close", "auction": 3,
+                                                                             "winner": None}
+
+
+@pytest.mark.parametrize("kind", ["greedy", "random"])
+def test_the_reference_players_sales_name_their_price_and_the_engine_takes_them(kind):
+    sales = [entry[3] for seed in range(4) for entry in simulate(3, seed, kind, time_scale=20.0).log
+             if entry[0] == "cmd" and entry[3]["type"] == "close" and entry[3]["winner"] is not None]
+    assert sales and all("price" in command for command in sales)  # the log holds the commands it applied

@@ -190,9 +190,9 @@ def test_bot_preset_and_options_go_to_the_table_it_creates(capsys, monkeypatch):
 
 
 def test_the_banner_gives_the_pages_http_address_beside_the_websocket_one():
-    from server.cli import _banner
+    from server.cli_serve import banner
 
-    lines = _banner("0.0.0.0", 9000).splitlines()
+    lines = banner("0.0.0.0", 9000).splitlines()
     assert lines[0].startswith("Parsimonia server on ws://127.0.0.1:9000 ")
     assert "http://127.0.0.1:9000/" in lines[1]
 

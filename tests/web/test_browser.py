@@ -19,15 +19,20 @@ They need what ``make test`` installs: Node and ``npm ci`` in ``clients/web`` (n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.cluster.conftest import Redis
 from tests.toy_game import installed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,18 +51,22 @@ def _require(*, browser: bool) -> str:
 
 
 class Served:
-    """``parsimonia serve`` on 127.0.0.1, port 0, in a child process."""
+    """``parsimonia serve`` on 127.0.0.1, port 0, in a child process (with ``redis``: a cluster of 2 workers)."""
 
-    def __init__(self, tmp: Path, admin: bool, site: Path | None = None) -> None:
+    def __init__(self, tmp: Path, admin: bool, site: Path | None = None, redis: Redis | None = None) -> None:
         argv = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", "off",
                 "--data", str(tmp / "data")]
+        if redis is not None:
+            argv += ["--workers", "2", "--redis", redis.url]
         if admin:
             (tmp / "admin.token").write_text(ADMIN_TOKEN + "\n")
             argv += ["--admin-token-file", str(tmp / "admin.token")]
         env = {k: v for k, v in os.environ.items() if not k.startswith("PARSIMONIA_")}
         path = os.pathsep.join([*([str(site)] if site else []), str(ROOT)])  # site: games installed beside ours
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env={**env, "PYTHONPATH": path}, text=True,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.log = tmp / "server.log"
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(argv, cwd=ROOT, env={**env, "PYTHONPATH": path}, text=True,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], 60)
         assert ready, "the server did not start within 60 s"
@@ -66,7 +75,7 @@ class Served:
         self.port = int(match.group(1))
 
     def stop(self) -> None:
-        self.proc.terminate()
+        self.proc.send_signal(signal.SIGINT)  # as an operator stops a cluster
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -79,18 +88,28 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.Com
                           stdin=subprocess.DEVNULL)
 
 
-def test_browser(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_browser(tmp_path: Path, workers: int) -> None:
+    """On 2 workers (a cluster on a real Redis) the page is served by the shared port, and tables are created on
+    either worker: the page follows ``moved`` to them, the organiser's page acts on every worker's."""
     node = _require(browser=True)
-    server = Served(tmp_path, admin=True, site=installed(tmp_path / "site"))  # and the toy game, as a package
-    try:
+    with contextlib.ExitStack() as running:  # stopped in reverse: the server, then its Redis
+        redis = None
+        if workers == 2:
+            redis = Redis(tmp_path)
+            redis.start()
+            running.callback(redis.stop)
+        server = Served(tmp_path, admin=True, site=installed(tmp_path / "site"), redis=redis)  # and the toy game
+        running.callback(server.stop)
         shots = os.environ.get("PARSIMONIA_SCREENSHOTS") or str(tmp_path)
         done = _run([node, "e2e/run.mjs"], {"PARSIMONIA_HTTP": f"http://127.0.0.1:{server.port}",
                                             "PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN, "PARSIMONIA_SCREENSHOTS": shots,
                                             "CHROMIUM": CHROMIUM}, timeout=400)
-    finally:
-        server.stop()
     assert done.returncode == 0, f"e2e failed:\n{done.stdout}\n{done.stderr}"
     assert "e2e: all passed" in done.stdout
+    if workers > 1:  # the suite's tables were the workers' (the shared port sent the page to either worker)
+        created = re.findall(r"table_created\W.*?table=(\S+)", server.log.read_text())
+        assert len(created) >= 5 and all(re.match(r"w[12]-t\d+$", t) for t in created), created
 
 
 def test_js_bot(tmp_path: Path) -> None:

@@ -30,7 +30,11 @@ export function choose(v, legal) {
   if (v.game === "kupcy") return legal[0] ?? null; // every Kupcy template is a concrete command
   if (v.game === "gift-of-tulips") return first("choose") ?? first("keep") ?? first("give") ?? first("add", (c) => !c.secret);
   const mine = (v.auctions ?? []).find((a) => a.seller === v.seat && a.high_bidder != null);
-  if (mine) return first("close", (c) => c.auction === mine.id && c.winner === mine.high_bidder);
+  // a sale carries the price it saw: if the bid has moved by the time it arrives, the server refuses it
+  if (mine) {
+    const close = first("close", (c) => c.auction === mine.id && c.winner === mine.high_bidder);
+    return close ? { ...close, price: mine.high } : null;
+  }
   const bid = first("bid", (c) => c.amount.min <= 30 && !(v.auctions ?? []).some((a) => a.id === c.auction && a.high_bidder === v.seat));
   if (bid) return fill(bid);
   const someoneVoted = (v.players ?? []).some((p) => p.end_vote && p.seat !== v.seat);

@@ -169,8 +169,9 @@ def check_templates(g: Parsimonia) -> None:
 
 
 def covered_by(command: dict[str, Any], templates: list[dict[str, Any]]) -> bool:
+    extra = {"price"} if command.get("type") == "close" else set()  # a sale's optional price: the engine checks it
     for t in templates:
-        if t.keys() != command.keys():
+        if t.keys() != command.keys() - extra:
             continue
         if all(
             (is_range(v) and isinstance(command[k], int) and v["min"] <= command[k] <= v["max"]) or command[k] == v

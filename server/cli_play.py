@@ -1,0 +1,140 @@
+"""The ``parsimonia`` commands that play or look on: ``simulate``, ``bot``, ``demo``, ``watch``, ``tables``,
+``replay``. Each takes the parsed arguments (``server.cli_args``) and returns the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import secrets
+import sys
+from typing import Any
+
+from server.games.parsimonia.config import preset_options
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from clients.narrate import default_names, result_lines
+    from server.games import game_class
+    from server.simulate import simulate, summary
+
+    try:
+        sim = simulate(args.players, args.seed, args.players_kind, options=args.options, time_scale=args.time_scale,
+                       game=args.game)
+    except (KeyError, ValueError) as exc:  # a bad table size or option, or a kind of bot the game has not
+        print(f"parsimonia simulate: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    out = summary(sim)
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+        return 0
+    print(f"{game_class(args.game).TITLE}, {out['players']} players ({', '.join(out['kinds'])}), seed {out['seed']}, "
+          f"{out['actions']} actions")
+    names = [f"{name} ({kind})" for name, kind in zip(default_names(out["players"]), out["kinds"])]
+    print("\n".join(result_lines(out, names)))
+    return 0
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    import trio
+
+    from clients.narrate import Narrated, result_lines
+    from clients.players import make_player
+    from clients.sdk import run_bot
+
+    player = make_player(args.kind, args.seed, args.game)
+    if not args.json:
+        line_buffered()
+        player = Narrated(player)
+    name = args.name or f"{args.kind}-bot-{secrets.token_hex(2)}"  # two bots started alike differ
+    token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
+    table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
+    if token and not table:
+        print("parsimonia bot: a seat token goes with --table", file=sys.stderr)
+        return 2
+    create: dict[str, Any] = {} if args.time_scale is None else {"time_scale": args.time_scale}
+    options = {}
+    if args.preset is not None:
+        if args.game != "parsimonia":
+            print(f"parsimonia bot: --preset is for parsimonia tables (not {args.game}): set --option", file=sys.stderr)
+            return 2
+        options = preset_options(args.preset)
+    options.update(args.options)
+    if options:
+        create["options"] = options
+    result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token,
+                                      game=args.game, create_options=create))
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        print("\n".join(result_lines(result, player.names)))
+    return 0
+
+
+def line_buffered() -> None:
+    """Progress lines reach a pipe (a log file, ``tee``) as they are printed, not in 8 KiB lumps."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import trio
+
+    from server import logs
+    from server.demo import demo
+
+    if args.url is None:
+        logs.configure(level=logging.WARNING)  # the in-process server's log would drown the result
+    if not args.json:
+        line_buffered()
+    progress = None if args.json else print
+    out = trio.run(demo, args.players, args.seed, args.time_scale, args.players_kind, args.url, progress, args.game,
+                   args.options)
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+    else:
+        from clients.narrate import result_lines
+
+        names = [f"{k}-{seat}" for seat, k in enumerate(out["kinds"])]
+        print(f"demo game on table {out['table']}, {out['actions']} actions")
+        print("\n".join(result_lines(out, names)))
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    import trio
+
+    from clients.watch import watch
+
+    line_buffered()
+    trio.run(watch, args.url, args.table, print, args.from_start)
+    return 0
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    import trio
+
+    from clients.sdk import request_once
+
+    listing = trio.run(lambda: request_once(args.url, "tables", client="parsimonia-tables"))["tables"]
+    if args.json:
+        print(json.dumps(listing, sort_keys=True))
+    elif not listing:
+        print(f"no tables on {args.url}: create one with parsimonia bot greedy --url {args.url}")
+    else:
+        tw = max(8, *(len(t["table"]) + 1 for t in listing))  # columns as wide as their longest entry
+        gw = max(12, *(len(t["game"]) + 1 for t in listing))
+        print(f"{'table':<{tw}} {'game':<{gw}} {'seats':>5}  {'state':<8} spectators")
+        for t in listing:
+            print(f"{t['table']:<{tw}} {t['game']:<{gw}} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} "
+                  f"{t['spectators']}")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from server.replay import replay_file
+
+    return replay_file(args.file, quiet=args.quiet)
+
