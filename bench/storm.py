@@ -50,11 +50,13 @@ COLYSEUS = BENCH / "colyseus"  # a Node package: the baseline room and its pinne
 # ours as shipped (journal, fsync), journaled without fsync (--sync write), and memory only (--sync off); and
 # ours as shipped with every seat joined with views on (a view frame per seat after every change)
 # and as shipped on a cluster of 2 workers (serve --workers 2, a redis-server started for the run: README, Run a
-# cluster); --workers 1 is `parsimonia` itself
-OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views", "parsimonia-workers2")
-CLUSTERED = {"parsimonia-workers2": 2}
+# cluster), and of one (the supervisor and one worker on Redis: what the cluster's code costs one process);
+# --workers 1 without --redis is `parsimonia` itself (no supervisor, no Redis)
+OURS = ("parsimonia", "parsimonia-write", "parsimonia-nojournal", "parsimonia-views", "parsimonia-workers2",
+        "parsimonia-workers1")
+CLUSTERED = {"parsimonia-workers2": 2, "parsimonia-workers1": 1}
 CLUSTER_SETTLE_S = 1.5  # after the shared port listens: every worker registered and has seen the others
-ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "workers2": "parsimonia-workers2",
+ALIASES = {"ours": "parsimonia", "write": "parsimonia-write", "workers2": "parsimonia-workers2", "workers1": "parsimonia-workers1",
            "nojournal": "parsimonia-nojournal", "views": "parsimonia-views", "trio": "bare-trio", "transport": "bare-transport",
            "websockets": "bare-websockets"}
 # the generator is the bottleneck when it cannot keep its schedule, or uses (nearly) a whole core
@@ -67,7 +69,7 @@ def server_command(name: str, port: int, data_dir: str, redis_url: str | None = 
     if name in OURS:
         durability = {"parsimonia": ["--data", data_dir], "parsimonia-write": ["--data", data_dir, "--sync", "write"],
                       "parsimonia-nojournal": ["--sync", "off"], "parsimonia-views": ["--data", data_dir],
-                      "parsimonia-workers2": ["--data", data_dir]}[name]
+                      "parsimonia-workers2": ["--data", data_dir], "parsimonia-workers1": ["--data", data_dir]}[name]
         if name in CLUSTERED:
             durability += ["--workers", str(CLUSTERED[name]), "--redis", str(redis_url), "--worker-ports", "0"]
         # the generator is the one client that per-client limits exist to stop: lift them for it

@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/table_step.py [--seats 6] [--bids 20000] [--json]
 
-One process, no sockets, no trio: a ``Match`` in its opening, every seat joined by a subscriber that only
-counts bytes, every seat auctioning two cards, bids sent round the table. A step is one ``Match.step``
+One process, no sockets, no trio: a ``Match`` in its opening, driven by its ``Session``, every seat joined by a subscriber that only
+counts bytes, every seat auctioning two cards, bids sent round the table. A step is one ``Session.step``
 with a bid: the engine's ``apply``, the event frame, and with views on every seat's view frame (public part
 built and encoded once, per-seat private part and legal templates). Both variants run in the same process,
 so their ratio holds on any machine.
@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from server.match import Match  # noqa: E402
+from server.session import Session  # noqa: E402
 
 OPTIONS = {"opening_ms": 3_600_000, "game_ms": 7_200_000, "quiet_ms": 3_600_000}
 
@@ -37,8 +38,8 @@ class Counter:
         self.bytes += len(frame)
 
 
-def setup(seats: int, views: bool) -> tuple[Match, list[Counter], list[tuple[int, int]]]:
-    match = Match("bench", "parsimonia", seats, seed=1, options=OPTIONS)
+def setup(seats: int, views: bool) -> tuple[Session, list[Counter], list[tuple[int, int]]]:
+    match = Session(Match("bench", "parsimonia", seats, seed=1, options=OPTIONS))
     subs = [Counter() for _ in range(seats)]
     for i, sub in enumerate(subs):
         match.step(0, "join", sub, {"table": "bench", "name": f"s{i}", "views": views})

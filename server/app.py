@@ -6,9 +6,10 @@ import hmac
 import itertools
 import socket
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import h11
 import trio
@@ -27,6 +28,8 @@ from server.transport.listen import serve_tcp
 from server.transport.websocket import open_websocket
 from server.turns import Turns
 from server.web import Web
+
+T = TypeVar("T")
 
 # sent, without waiting, to an address over its HTTP connections: it has not even been read
 _TOO_MANY_HTTP = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r\ncontent-length: 44\r\n"
@@ -153,7 +156,7 @@ class Server:
         self._http_per_ip[ip] += 1
         upgraded = False
         try:
-            http = HttpConnection(stream)
+            http = HttpConnection(stream, gate=partial(self._in_turn, ip))
             while (request := await http.next_request()) is not None:
                 if wants_websocket(request):
                     refusal = websocket_refusal(request)
@@ -164,7 +167,7 @@ class Server:
                         return
                     await http.respond(request, refusal, close=True)
                     return
-                if not await http.respond(request, await self.web.respond(request)):
+                if not await http.respond(request, await self.web.respond(request, http.gate)):
                     return
         except OSError as exc:
             self.log.info("connection_lost_early", error=repr(exc)[:200])
@@ -174,6 +177,13 @@ class Server:
             if not upgraded:
                 _release(self._http_per_ip, ip)
             await trio.aclose_forcefully(stream)
+
+    async def _in_turn(self, ip: str, work: Callable[[], T]) -> T:
+        """``work()`` in a turn of ``ip`` (``server.turns``): an HTTP request's parsing and answer, as a
+        WebSocket's messages are handled, so one address's requests share its time with the others'."""
+        if self.turns.alone(ip):
+            return work()
+        return await self.turns.turn(ip, work)
 
     def _refused(self, ip: str, why: str) -> None:
         """A connection of ``ip`` refused: logged once per address and reason, then once a ``quiet_s`` with the

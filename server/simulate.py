@@ -1,6 +1,6 @@
 """Play a whole game in process at simulated time: no sleeping, no sockets.
 
-A discrete-event loop over a ``Match`` (the same one the live table drives): each player looks at the
+A discrete-event loop over a ``Match`` in a session with no subscribers (the same ones the live table drives): each player looks at the
 table a seeded "think time" after something happened and either sends a command or waits for the next
 event; the match's deadlines fire in between. The same arguments always give the same game, byte for byte.
 """
@@ -15,6 +15,7 @@ from clients.players import make_player
 from protocol.errors import ProtocolError
 from server.games import DEFAULT_GAME, Game
 from server.match import Match
+from server.session import Session
 
 THINK_MS = {"random": (200, 3000), "greedy": (300, 1500)}
 IDLE = float("inf")
@@ -22,7 +23,7 @@ IDLE = float("inf")
 
 @dataclass
 class Simulation:
-    match: Match
+    match: Session  # a session with no subscribers: the match and the views its players look at
     kinds: list[str]
     seed: int
     log: list[list[Any]] = field(default_factory=list)  # ["cmd", ms, seat, command] / ["tick", ms]
@@ -51,7 +52,7 @@ def player_kinds(players: int, kind: str) -> list[str]:
 def simulate(players: int, seed: int, kind: str = "greedy", options: Any = None, time_scale: float = 1.0,
              game: str = DEFAULT_GAME) -> Simulation:
     """``ValueError`` for bad options or seat count, ``KeyError`` for an unknown game or player kind."""
-    match = Match("sim", game, players, seed, time_scale, options)
+    match = Session(Match("sim", game, players, seed, time_scale, options))
     kinds = player_kinds(players, kind)
     bots = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]
     for s in range(players):

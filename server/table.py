@@ -1,6 +1,7 @@
-"""The trio shell around a ``Match``: requests handled at once in the task that read them, one task per table
-that waits with ``move_on_at(next deadline)``, and the journal gate. Everything the table decides is decided
-by the match (``server.match``); this module only owns time, the task and the order in which frames leave.
+"""The trio shell around a table's session: requests handled at once in the task that read them, one task per
+table that waits with ``move_on_at(next deadline)``, and the journal gate. Everything the table decides is
+decided by its session (``server.session``) and the match it drives (``server.match``); this module only owns
+time, the task and the order in which frames leave.
 
 A request is a synchronous step (``Table.submit``): the connection's reader calls it and nothing else runs
 until it returns, so no lock is needed and no task switch is spent on it. The table's own task fires the
@@ -33,7 +34,8 @@ from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal, decode_frames
-from server.match import OVER, REPLAY_LIMIT, Match, ReplayMismatch, Seat, Subscriber
+from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
+from server.session import REPLAY_LIMIT, Session
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -50,7 +52,7 @@ class Request:
     msg: dict[str, Any]
 
 
-def _answer_now(match: Match, clock: ServerClock, request: Request) -> None:
+def _answer_now(match: Session, clock: ServerClock, request: Request) -> None:
     """A request to a match that is over, handled in the caller's task: nothing is left to journal."""
     match.step(clock.now_ms(), request.kind, request.conn, request.msg)
     match.take_records()
@@ -63,9 +65,9 @@ def _send_all(frames: list[tuple[Subscriber, bytes]]) -> None:
 
 
 class _Shell:
-    """What connections and the lobby read of a table, live or finished: all of it is the match's."""
+    """What connections and the lobby read of a table, live or finished: all of it is its session's."""
 
-    match: Match
+    match: Session  # the session around the table's match (through which the match's state is read)
 
     def seat_of(self, conn: "Connection") -> Seat | None:
         return self.match.seat_of(conn)
@@ -83,11 +85,11 @@ class _Shell:
 
 
 class Table(_Shell):
-    """A live table: its match, its task, its journal."""
+    """A live table: its session (around its match), its task, its journal."""
 
     def __init__(self, match: Match, clock: ServerClock, journal: Journal | None = None,
                  on_finish: Callable[["Table"], None] | None = None) -> None:
-        self.match = match
+        self.match = Session(match)
         self.expiry_ms: int | None = None  # how long it may wait for players, from its creation or last join
         self.expires_ms: int | None = None  # when it expires if it is still waiting then (server time)
         self.id = match.id
@@ -97,7 +99,7 @@ class Table(_Shell):
         self._wait = trio.CancelScope()  # the task's wait, whose deadline follows the match's next one
         self._closing = False  # the task is closing: what comes now is answered at once, with nothing to journal
         self.log = logs.get(table=self.id, game=match.game_name)
-        match.on_event = self._log_event
+        self.match.on_event = self._log_event
         self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
         self._dying = False  # server/faults.py: this table's last step is being made durable, then the kill
         self._last_ms = 0  # the latest time a step handed the match: no later step is dated before it
@@ -285,10 +287,10 @@ def _loggable(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 class FinishedTable(_Shell):
-    """A table whose game is over and whose task has ended: the match, retired, answering late requests
-    (watch, view, resume: the result and the final view) at once, with nothing more to journal."""
+    """A table whose game is over and whose task has ended: its session, the match retired, answering late
+    requests (watch, view, resume: the result and the final view) at once, with nothing more to journal."""
 
-    def __init__(self, match: Match, clock: ServerClock, records: Records | None = None) -> None:
+    def __init__(self, match: Session, clock: ServerClock, records: Records | None = None) -> None:
         match.retire()
         match.on_event = None
         self.match = match
@@ -306,10 +308,10 @@ class FinishedTable(_Shell):
         self.match.detach(conn)
 
 
-def _forget_old_events(match: Match) -> None:
+def _forget_old_events(match: Session) -> None:
     """A live match keeps at most ``2 * REPLAY_LIMIT`` events in memory, trimmed to the last
     ``REPLAY_LIMIT`` when it has more: a resume further behind gets a fresh view instead of the events
-    (``Match._on_resume``), so the older ones serve no one, and a table that plays on for hours (a long
+    (``server.session``), so the older ones serve no one, and a table that plays on for hours (a long
     opening of many bids) would otherwise grow without bound. The journal keeps every one."""
     if len(match.history) > 2 * REPLAY_LIMIT:
         del match.history[: len(match.history) - REPLAY_LIMIT]

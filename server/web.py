@@ -22,7 +22,7 @@ import h11
 import trio
 
 from server import metrics, static
-from server.transport.http import Response, text
+from server.transport.http import Gate, Response, text
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -35,7 +35,16 @@ class Web:
         self.server = server
         self.root = root
 
-    async def respond(self, request: h11.Request) -> Response:
+    async def respond(self, request: h11.Request, gate: Gate | None = None) -> Response:
+        """The answer to ``request``: made through ``gate`` (in a turn of its address, server.turns), but a static
+        file's, read in a worker thread (it reads the disk)."""
+        response = self.answer(request) if gate is None else await gate(lambda: self.answer(request))
+        if response is not None:
+            return response
+        return await trio.to_thread.run_sync(static.load, self.root, request.target.decode("ascii", "replace"))
+
+    def answer(self, request: h11.Request) -> Response | None:
+        """The answer to ``request``, None for a static file."""
         if request.method not in (b"GET", b"HEAD"):
             return Response(405, b"this server answers GET and HEAD\n", headers=[("allow", "GET, HEAD")])
         target = request.target.decode("ascii", "replace")
@@ -53,7 +62,7 @@ class Web:
             if self.server.cluster is None:
                 return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
             return _json(self.server.cluster.describe())
-        return await trio.to_thread.run_sync(static.load, self.root, target)
+        return None
 
     def _health(self) -> Response:
         server = self.server

@@ -8,14 +8,20 @@ connection: of the previous response; the server waits up to a tenth longer, at 
 connections do not all time out at once), and a response must be taken by the client within
 ``RESPONSE_TIMEOUT_S``; past either the connection is closed. So a client that trickles its headers
 (slowloris) holds its task for at most ``REQUEST_TIMEOUT_S``.
+
+Parsing what came and encoding an answer are done through ``gate``: the server passes one that runs them in a turn
+of the client's address (``server.turns``), so one address's requests cannot take the server's time from the
+others'; only the waiting for bytes and the sending are outside it.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any, TypeVar
 
 import h11
 import trio
@@ -31,6 +37,12 @@ RECEIVE_BYTES = 16 * 1024
 JOIN_BYTES = 16 * 1024  # a response body up to this size is sent with its head in one write; a larger one apart
 _WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SERVER_NAME = "parsimonia"
+T = TypeVar("T")
+Gate = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a plain function (in a turn) and gives its result
+
+
+async def _at_once(work: Callable[[], T]) -> T:
+    return work()
 
 
 @dataclass
@@ -48,9 +60,12 @@ def text(status: int, body: str) -> Response:
 class HttpConnection:
     """The server side of one HTTP/1.1 connection."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.SocketStream, gate: Gate = _at_once) -> None:
         self.stream = stream
+        self.gate = gate
         self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self._request: h11.Request | None = None  # the request being parsed, and its body's bytes so far
+        self._body = 0
 
     async def next_request(self) -> h11.Request | None:
         """The next request, its body read and dropped; None when the connection is over (the client
@@ -69,33 +84,42 @@ class HttpConnection:
         return None
 
     async def _read_request(self) -> h11.Request | None:
-        request: h11.Request | None = None
-        body = 0
+        self._request, self._body = None, 0
+        while True:
+            over, request = await self.gate(self._parse)
+            if over:
+                return request
+            try:
+                data = await self.stream.receive_some(RECEIVE_BYTES)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return None
+            self._h11.receive_data(data)
+
+    def _parse(self) -> tuple[bool, h11.Request | None]:
+        """What has come, parsed (in a turn): (True, the request or None when the connection is over) once it is
+        whole or over, (False, None) when more must be read."""
         while True:
             event = self._h11.next_event()
             if event is h11.NEED_DATA:
-                try:
-                    data = await self.stream.receive_some(RECEIVE_BYTES)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    return None
-                self._h11.receive_data(data)
-            elif isinstance(event, h11.Request):
+                return False, None
+            if isinstance(event, h11.Request):
                 # h11 bounds a head that arrives in pieces; one that arrives whole is measured here
                 if len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers) > MAX_HEAD_BYTES:
                     raise _Refusal(text(431, "a request head may have at most 16 KiB\n"))
-                request = event
+                self._request = event
             elif isinstance(event, h11.Data):
-                body += len(event.data)
-                if body > MAX_BODY_BYTES:
+                self._body += len(event.data)
+                if self._body > MAX_BODY_BYTES:
                     raise _Refusal(text(413, "a request body may have at most 4 KiB\n"))
             elif isinstance(event, h11.EndOfMessage):
-                return request
+                return True, self._request
             else:  # ConnectionClosed
-                return None
+                return True, None
 
     async def respond(self, request: h11.Request, response: Response, *, close: bool = False) -> bool:
         """Send ``response`` to ``request``; whether the connection may carry another request."""
-        if not await self._send(self._encode(response, head_only=request.method == b"HEAD", close=close)):
+        pieces = await self.gate(lambda: self._encode(response, head_only=request.method == b"HEAD", close=close))
+        if not await self._send(pieces):
             return False
         if self._h11.our_state is h11.MUST_CLOSE:
             return False

@@ -27,6 +27,25 @@ then fall on the flooder, not on the normal table's clients.
   Reports how many were opened and how many were still open at the end (the server answers none of them
   with a close before ``idle_ping_s``; keep S under it).
 
+* ``resume``: a seat that never reads (small receive buffer) sends ``resume`` with its own seat's token and a
+  ``view`` of the normal table, 150 of each a second; again after each time the server drops it. Reports the
+  drops.
+* ``creates``: N connections each creating up to 16 tables, closing and reconnecting at once. Reports the
+  tables created and the creates refused.
+* ``sockets``: N WebSockets opened at once, each through its ``hello``, held to the end. Reports how many were
+  opened and refused.
+* ``http``: N keep-alive HTTP connections; two of three ask for ``--target`` again and again, reading every
+  answer; one of three asks for it 64 times and never reads. Reports the requests answered, the connections
+  refused and the stalled ones.
+* ``bulletin``: N connections each following 32 new bulletin topics, then leaving, again and again. Reports the
+  topics followed.
+* ``watchers``: N watchers of the normal table (its views too) with small receive buffers that never read; again
+  after each time the server drops them. Reports the drops.
+* ``hsrate``: 8 clients making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
+  handshakes made and refused (429).
+
+``--addresses`` spreads every flood's connections over that many source addresses (127.0.0.2 upwards).
+
 Each prints ``READY`` once its flood is on (for ``idle``: once all N are open), then, after S seconds,
 one line ``RESULT {json}``, and closes everything it opened.
 """
@@ -34,6 +53,7 @@ one line ``RESULT {json}``, and closes everything it opened.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import select
 import socket
@@ -288,6 +308,253 @@ async def idle(args: argparse.Namespace, result: dict) -> None:
         client.stream.socket.close()
 
 
+def source_of(args: argparse.Namespace, n: int) -> str:
+    return f"127.0.0.{2 + n % args.addresses}"
+
+
+async def opened(args: argparse.Namespace, n: int, name: str, rcvbuf: int | None = None) -> Client:
+    client = await Client.open(args.port, source=source_of(args, n), rcvbuf=rcvbuf)
+    await client.hello(name)
+    return client
+
+
+async def resume(args: argparse.Namespace, result: dict) -> None:
+    result.update(drops=0, asked=0, refused=0)
+    seats: list[tuple[str, str]] = []
+    for n in range(args.addresses):  # each address's own seat (the creator joins its own table)
+        setup = await opened(args, n, "flood-resume-setup")
+        await setup.send({"type": "create", "id": 1, "game": "parsimonia", "seats": 2})
+        table = (await setup.next_message())["table"]
+        await setup.send({"type": "join", "id": 2, "table": table, "name": "stalled"})
+        seats.append((table, (await setup.next_message())["token"]))
+        await setup.stream.aclose()
+    print("READY", flush=True)
+
+    async def one(n: int) -> None:
+        table, token = seats[n]
+        while True:
+            try:
+                client = await opened(args, n, "flood-resume", rcvbuf=4096)
+            except (OSError, AssertionError, trio.BrokenResourceError):
+                result["refused"] += 1
+                await trio.sleep(0.5)
+                continue
+            try:
+                i = 1
+                while True:  # nothing reads from here on
+                    await client.send({"type": "resume", "id": i, "table": table, "token": token, "last_seq": 0})
+                    await client.send({"type": "view", "id": i + 1, "table": args.table})
+                    result["asked"] += 2
+                    i += 2
+                    await trio.sleep(1 / 150)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                result["drops"] += 1
+            await client.stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        for n in range(args.addresses):
+            nursery.start_soon(one, n)
+
+
+async def creates(args: argparse.Namespace, result: dict) -> None:
+    result.update(created=0, refused=0, connections=0, not_opened=0)
+    limit = trio.Semaphore(16)
+
+    async def one(n: int) -> None:
+        while True:
+            try:
+                async with limit:
+                    client = await opened(args, n, "flood-creates")
+            except (OSError, AssertionError, trio.BrokenResourceError):
+                result["not_opened"] += 1
+                await trio.sleep(0.2)
+                continue
+            result["connections"] += 1
+            try:
+                for i in range(16):
+                    await client.send({"type": "create", "id": i + 1, "game": "parsimonia", "seats": 2})
+                    reply = await client.next_message()
+                    if reply is None:
+                        break
+                    result["created" if reply["type"] == "created" else "refused"] += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            await client.stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(one, n)
+        print("READY", flush=True)
+
+
+async def sockets(args: argparse.Namespace, result: dict) -> None:
+    result.update(opened=0, refused=0)
+    clients: list[Client] = []
+
+    async def one(n: int) -> None:
+        try:
+            clients.append(await opened(args, n, "flood-sockets"))
+            result["opened"] += 1
+        except (OSError, AssertionError, trio.BrokenResourceError):
+            result["refused"] += 1
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for n in range(args.count):  # all at once
+                nursery.start_soon(one, n)
+        print("READY", flush=True)
+        await trio.sleep_forever()
+    finally:
+        for client in clients:
+            client.stream.socket.close()
+
+
+async def http(args: argparse.Namespace, result: dict) -> None:
+    result.update(answered=0, refused=0, stalled=0, opened=0)
+    request = (f"GET {args.target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").encode()
+    held: list[trio.SocketStream] = []
+
+    async def one(n: int) -> None:
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", args.port, local_address=source_of(args, n))
+            except OSError:
+                result["refused"] += 1
+                await trio.sleep(0.5)
+                continue
+            result["opened"] += 1
+            try:
+                if n % 3 == 2:  # asks, never reads
+                    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    await stream.send_all(request * 64)
+                    result["stalled"] += 1
+                    held.append(stream)
+                    return
+                buffered = b""
+                while True:
+                    await stream.send_all(request)
+                    while b"\r\n\r\n" not in buffered:
+                        data = await stream.receive_some(65536)
+                        if not data:
+                            raise trio.BrokenResourceError
+                        buffered += data
+                    head, _, buffered = buffered.partition(b"\r\n\r\n")
+                    if not head.startswith(b"HTTP/1.1 200"):
+                        result["refused"] += 1
+                        raise trio.BrokenResourceError
+                    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                      if line.lower().startswith(b"content-length")))
+                    while len(buffered) < length:
+                        data = await stream.receive_some(65536)
+                        if not data:
+                            raise trio.BrokenResourceError
+                        buffered += data
+                    buffered = buffered[length:]
+                    result["answered"] += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, StopIteration, ValueError):
+                await stream.aclose()
+                await trio.sleep(0.5)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for n in range(args.count):
+                nursery.start_soon(one, n)
+                if n % 50 == 49:
+                    await trio.sleep(0.01)  # under the listen backlog
+            print("READY", flush=True)
+    finally:
+        for stream in held:
+            stream.socket.close()
+
+
+async def bulletin(args: argparse.Namespace, result: dict) -> None:
+    result.update(followed=0, connections=0, refused=0)
+    topics = itertools.count()
+    limit = trio.Semaphore(16)
+
+    async def one(n: int) -> None:
+        while True:
+            try:
+                async with limit:
+                    client = await opened(args, n, "flood-bulletin")
+            except (OSError, AssertionError, trio.BrokenResourceError):
+                result["refused"] += 1
+                await trio.sleep(0.2)
+                continue
+            result["connections"] += 1
+            try:
+                for i in range(32):
+                    await client.send({"type": "bulletin", "id": i + 1, "topic": f"t{next(topics)}", "follow": True})
+                for _ in range(32):
+                    if await client.next_message() is None:
+                        break
+                    result["followed"] += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            await client.stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(one, n)
+        print("READY", flush=True)
+
+
+async def watchers(args: argparse.Namespace, result: dict) -> None:
+    result.update(drops=0, refused=0, watching=0)
+    limit = trio.Semaphore(32)
+    ready = trio.Event()
+
+    async def one(n: int) -> None:
+        while True:
+            try:
+                async with limit:
+                    client = await opened(args, n, "flood-watcher", rcvbuf=4096)
+                    await client.send({"type": "watch", "id": 1, "table": args.table, "views": True})
+            except (OSError, AssertionError, trio.BrokenResourceError):
+                result["refused"] += 1
+                await trio.sleep(0.5)
+                continue
+            result["watching"] += 1
+            if result["watching"] >= args.count:
+                ready.set()
+            try:  # nothing reads from here on: wait for the server to drop it
+                while True:
+                    await client.send({"type": "ping", "id": 2})
+                    await trio.sleep(0.5)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                result["drops"] += 1
+            await client.stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(one, n)
+        with trio.move_on_after(10):
+            await ready.wait()
+        print("READY", flush=True)
+
+
+async def hsrate(args: argparse.Namespace, result: dict) -> None:
+    result.update(handshakes=0, refused=0)
+
+    async def one(n: int) -> None:
+        while True:
+            try:
+                client = await opened(args, n, "flood-hsrate")
+                result["handshakes"] += 1
+                await client.stream.aclose()
+            except (OSError, AssertionError, trio.BrokenResourceError):
+                result["refused"] += 1
+
+    print("READY", flush=True)
+    async with trio.open_nursery() as nursery:
+        for n in range(max(8, args.addresses)):
+            nursery.start_soon(one, n)
+
+
+KINDS = {"resume": resume, "creates": creates, "sockets": sockets, "http": http, "bulletin": bulletin,
+         "watchers": watchers, "hsrate": hsrate}
+
+
 async def main(args: argparse.Namespace) -> None:
     result: dict = {"kind": args.kind}
     if args.kind == "idle":
@@ -296,6 +563,8 @@ async def main(args: argparse.Namespace) -> None:
         with trio.move_on_after(args.seconds):
             if args.kind in ("rate", "stalled") and args.addresses > 1:
                 await from_many(args, result)
+            elif args.kind in KINDS:
+                await KINDS[args.kind](args, result)
             elif args.kind == "rate":
                 await rate(args, result)
             elif args.kind == "busy":
@@ -325,13 +594,14 @@ async def from_many(args: argparse.Namespace, result: dict) -> None:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.faults.flood")
-    parser.add_argument("kind", choices=["rate", "handshakes", "slowloris", "stalled", "idle", "busy"])
+    parser.add_argument("kind", choices=["rate", "handshakes", "slowloris", "stalled", "idle", "busy", *KINDS])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--addresses", type=int, default=1, help="busy: source addresses, 127.0.0.2 upwards")
     parser.add_argument("--rate", type=float, default=190.0, help="busy: pings a second per connection")
     parser.add_argument("--table", default="", help="the table the stalled client watches")
+    parser.add_argument("--target", default="/", help="http: the path asked for")
     return parser.parse_args(argv)
 
 

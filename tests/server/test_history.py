@@ -18,6 +18,7 @@ from server.games import Event
 from server.history import Entry, Past, cut, page, replayed
 from server.journal import encode_record, write_file
 from server.match import Match
+from server.session import Session
 from server.storage import DataDir
 from tests.server.conftest import connect, join
 from tests.toy_game import toy  # noqa: F401 (the fixture)
@@ -28,7 +29,7 @@ RICH = {"start_dollars": 50_000, "bank": 1_000_000}
 def long_game(bids: int) -> tuple[Match, list[dict[str, Any]]]:
     """A 3-seat Parsimonia opening where seat 0 sells one card and seats 1 and 2 outbid each other ``bids``
     times, a dollar and a millisecond apart; the match and every record it wrote."""
-    match = Match("t1", "parsimonia", 3, seed=5, options=RICH)
+    match = Session(Match("t1", "parsimonia", 3, seed=5, options=RICH))
     records = [match.header()]
     for name in ("Ann", "Bo", "Cy"):
         match.join(name, 0)
@@ -51,7 +52,7 @@ def unpack(frame: bytes) -> dict[str, Any]:
 
 
 def test_the_ok_to_an_auction_names_the_auction_it_opened() -> None:
-    match = Match("t1", "parsimonia", 3, seed=5, options=RICH)
+    match = Session(Match("t1", "parsimonia", 3, seed=5, options=RICH))
     for name in ("Ann", "Bo", "Cy"):
         match.join(name, 0)
     match.start(10)
@@ -82,7 +83,7 @@ def test_a_page_stops_at_its_limit_and_at_its_bytes_but_holds_one_event_at_least
 
 
 async def test_each_asker_gets_the_events_in_the_form_its_seat_saw(toy) -> None:
-    match = Match("t1", toy.NAME, 2, seed=1)
+    match = Session(Match("t1", toy.NAME, 2, seed=1))
     for name in ("Ann", "Bo"):
         match.join(name, 0)
     match.start(0)
@@ -171,7 +172,7 @@ async def test_a_finished_table_pages_its_whole_game_from_its_replay_file(autoju
 
 async def test_a_game_finished_before_a_restart_pages_from_its_replay_file(autojump_clock, start_server, toy,
                                                                            tmp_path) -> None:
-    match = Match("t9", toy.NAME, 2, seed=1)
+    match = Session(Match("t9", toy.NAME, 2, seed=1))
     records = [match.header()]
     for name in ("Ann", "Bo"):
         match.join(name, 0)

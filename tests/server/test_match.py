@@ -10,7 +10,8 @@ import pytest
 
 from protocol import messages
 from server.games import GAMES
-from server.match import OVER, REPLAY_LIMIT, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
+from server.match import OVER, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
+from server.session import REPLAY_LIMIT, Session
 from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
 
 
@@ -44,7 +45,7 @@ def request(match: Match, sub: Inbox, kind: str, now: int = 0, **msg: Any) -> No
 
 
 def seated(players: int = 2, **options: Any) -> tuple[Match, list[Inbox]]:
-    match = Match("t1", Sealed.NAME, players, seed=7, options=options)
+    match = Session(Match("t1", Sealed.NAME, players, seed=7, options=options))
     subs = [Inbox() for _ in range(players)]
     for i, sub in enumerate(subs):
         request(match, sub, "join", name=f"p{i}", id=1)
@@ -129,7 +130,7 @@ def test_a_resume_replays_the_missed_events_then_a_view_and_tells_the_old_connec
 
 def test_a_resume_too_far_behind_gets_only_a_view_and_is_told_to_page_the_rest():
     match, subs = seated(2)
-    match.seq += REPLAY_LIMIT + 5  # as if many events had passed
+    match.match.seq += REPLAY_LIMIT + 5  # as if many events had passed
     back = Inbox()
     request(match, back, "resume", 20, token=match.seats[0].token, last_seq=0)
     assert [f["type"] for f in back.frames] == ["resumed", "view"]
@@ -144,7 +145,7 @@ def test_a_bad_token_is_refused():
 
 
 def test_a_seat_left_before_the_start_is_freed_and_reused():
-    match = Match("t1", Sealed.NAME, 3, seed=1)
+    match = Session(Match("t1", Sealed.NAME, 3, seed=1))
     a, b, c = Inbox(), Inbox(), Inbox()
     request(match, a, "join", name="a")
     request(match, b, "join", name="b")
@@ -167,7 +168,7 @@ def test_pause_stops_the_clocks_and_unpause_shifts_them():
 
 
 def test_after_a_pause_in_a_tulips_set_up_every_view_shows_the_set_up_deadline_the_timer_fires():
-    match = Match("t1", "gift-of-tulips", 3, seed=7)
+    match = Session(Match("t1", "gift-of-tulips", 3, seed=7))
     subs = [Inbox() for _ in range(3)]
     for i, sub in enumerate(subs):
         request(match, sub, "join", name=f"p{i}", id=1)
@@ -195,13 +196,13 @@ def test_a_replay_of_the_records_reaches_the_same_match():
     request(match, subs[1], "act", 30, command={"type": "choose", "value": 99})
     records += match.take_records()
     assert records[-1]["k"] == "end"
-    again = Match.replay(records)
+    again = Session(Match.replay(records))
     # refusals leave no record: the replay counts none, then takes the count from the recorded result, so that
     # a table recovered after its end tells its seats the result they would have been told
     assert match.result["rejected"] == 1 and again.result == match.result and again.rejected == 1
     played = [(s, e.to_wire()) for s, _, e in match.history]
     assert [(s, e.to_wire()) for s, _, e in again.history] == played
-    unfinished = Match.replay(records[:-1])
+    unfinished = Session(Match.replay(records[:-1]))
     assert {**unfinished.result, "rejected": 1} == match.result  # without the end record, only what replays
     assert [s.token for s in again.seats] == [s.token for s in match.seats]
 
@@ -210,7 +211,7 @@ KEY = "a-client-chosen-join-key"
 
 
 def test_a_join_sent_again_with_its_key_gets_the_same_seat_back_even_once_the_match_started():
-    match = Match("t1", Sealed.NAME, 2, seed=7)
+    match = Session(Match("t1", Sealed.NAME, 2, seed=7))
     first, other = Inbox(), Inbox()
     request(match, first, "join", name="p0", id=1, key=KEY)  # its `joined` is lost with the connection
     request(match, other, "join", name="p1", id=1)  # the last seat: the match starts
@@ -225,7 +226,7 @@ def test_a_join_sent_again_with_its_key_gets_the_same_seat_back_even_once_the_ma
 
 
 def test_a_join_with_another_key_is_a_new_join_and_the_key_survives_a_replay():
-    match = Match("t1", Sealed.NAME, 2, seed=7)
+    match = Session(Match("t1", Sealed.NAME, 2, seed=7))
     records = [match.header()]
     request(match, Inbox(), "join", name="p0", key=KEY)
     request(match, Inbox(), "join", name="p1")
@@ -233,7 +234,7 @@ def test_a_join_with_another_key_is_a_new_join_and_the_key_survives_a_replay():
     request(match, stranger, "join", name="p2", id=3, key="another-key-of-sixteen")
     assert [f["code"] for f in stranger.of("error")] == ["table_full"]
     records += match.take_records()
-    recovered = Match.replay(records)
+    recovered = Session(Match.replay(records))
     back = Inbox()
     request(recovered, back, "join", name="p0", key=KEY)
     assert back.of("joined")[0]["token"] == match.seats[0].token
@@ -271,7 +272,7 @@ def test_a_commands_key_answers_the_same_after_a_replay():
     request(match, subs[1], "act", 10, id=4, key="bid-1", command={"type": "choose", "value": 9})
     first = subs[1].of("ok")[-1]
     records += match.take_records()
-    recovered = Match.replay(records)
+    recovered = Session(Match.replay(records))
     back = Inbox()
     request(recovered, back, "resume", id=1, token=match.seats[1].token, last_seq=recovered.seq)
     request(recovered, back, "act", 20, id=9, key="bid-1", command={"type": "choose", "value": 9})
@@ -330,7 +331,7 @@ def broken() -> Iterator[None]:
 
 
 def test_a_failing_rule_stops_that_match_with_server_error_and_the_replay_agrees(broken):
-    match = Match("t9", Broken.NAME, 2, seed=3)
+    match = Session(Match("t9", Broken.NAME, 2, seed=3))
     subs = [Inbox(), Inbox()]
     for i, sub in enumerate(subs):
         request(match, sub, "join", name=f"p{i}")
@@ -341,7 +342,7 @@ def test_a_failing_rule_stops_that_match_with_server_error_and_the_replay_agrees
     assert subs[1].events()[-1]["type"] == "result"
     records += match.take_records()
     assert [r["k"] for r in records][-2:] == ["cmd", "end"]
-    again = Match.replay(records)
+    again = Session(Match.replay(records))
     assert again.result == match.result  # the digest of the half-changed state, reproduced
 
 
@@ -366,5 +367,5 @@ def test_bad_options_and_seat_counts_are_refused_before_anyone_joins():
 
 
 def test_the_time_scale_shrinks_the_durations():
-    match = Match("t1", Sealed.NAME, 2, 1, time_scale=10, options={"choose_ms": 5000})
+    match = Session(Match("t1", Sealed.NAME, 2, 1, time_scale=10, options={"choose_ms": 5000}))
     assert match.checked_options == {"choose_ms": 500}

@@ -11,7 +11,7 @@ import trio
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from tests.server.conftest import BANK, SHORT, RawClient, connect, create_table, join, play_seat, url, walk
-from server import match as match_module, table as table_module
+from server import session as session_module, table as table_module
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 
 RESULT_KEYS = {"game", "seed", "players", "over", "reason", "winners", "scores", "dollars", "company_dollars", "turns",
@@ -60,7 +60,7 @@ async def test_full_game_of_reference_bots_ends_with_same_result_for_every_bot(s
 async def test_a_live_table_keeps_only_the_events_a_resume_may_replay(server, autojump_clock, monkeypatch):
     """A table that plays on and on (here: 30 bids in a long opening) does not keep its whole history in
     memory, and a seat that resumes within the replay limit still gets every event it missed."""
-    for module in (match_module, table_module):
+    for module in (session_module, table_module):
         monkeypatch.setattr(module, "REPLAY_LIMIT", 5)
     options = {"opening_ms": 3_600_000, "game_ms": 7_200_000, "quiet_ms": 600_000}
     async with connect(server, "seller") as seller, connect(server, "bidder") as bidder:
@@ -398,6 +398,7 @@ async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answere
     from protocol.codec import decode
     from server.clock import ServerClock
     from server.match import Match
+    from server.session import Session
     from server.table import Request, Table
 
     class Inbox:
@@ -407,12 +408,12 @@ async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answere
         def send(self, frame: bytes) -> None:
             self.frames.append(decode(frame))
 
-    match = Match("t1", toy.NAME, 2, seed=1)
+    match = Session(Match("t1", toy.NAME, 2, seed=1))
     players = [Inbox(), Inbox()]
     for i, sub in enumerate(players):
         match.step(0, "join", sub, {"table": "t1", "name": f"p{i}"})
     match.step(10_000)  # the choice times out: the game is over
-    table = Table(match, ServerClock())
+    table = Table(match.match, ServerClock())
     await table.run()  # the game is over: the task sends the last views and closes at once
     late = Inbox()
     table.submit(Request("watch", late, {"table": "t1", "id": 3}))  # type: ignore[arg-type]

@@ -246,3 +246,22 @@ async def test_a_bad_websocket_handshake_is_refused_with_its_status(server):
     key = b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
     assert (await raw(server, base + key + b"Sec-WebSocket-Version: 8\r\n\r\n")).startswith(b"HTTP/1.1 426 ")
     assert (await raw(server, base + b"Sec-WebSocket-Version: 13\r\n\r\n")).startswith(b"HTTP/1.1 400 ")
+
+
+async def test_requests_are_parsed_and_answered_in_turns_of_their_address(start_server, web_root, monkeypatch):
+    """While another address reads, an HTTP request's parsing and answer wait for its address's turns
+    (server/turns.py), as a WebSocket's messages do: one address's requests cannot take the others' time."""
+    server = await start_server(web_root=str(web_root))
+    turns: list[str] = []
+    real_turn = server.turns.turn
+
+    async def turn(address, handle):
+        turns.append(address)
+        return await real_turn(address, handle)
+
+    monkeypatch.setattr(server.turns, "turn", turn)
+    monkeypatch.setattr(server.turns, "alone", lambda address: False)  # as if another address were reading
+    client = await Client.open(server)
+    assert (await client.get("/healthz"))[0] == 200
+    assert (await client.get("/assets/app.js"))[2] == b"console.log('hi')"
+    assert len(turns) >= 4 and set(turns) == {"127.0.0.1"}  # each request parsed, each answer made and encoded

@@ -1,0 +1,347 @@
+"""The session around one table's match, sans-IO: who is subscribed (seats and spectators), the requests they
+send, the replies, and the frames each audience is given (events redacted per seat, views). It knows no socket
+and no clock: each call takes ``now`` in integer ms, and what it would send goes out as ``(subscriber, frame)``
+pairs (``take_frames``) for the driver (``server.table``) to deliver.
+
+A subscriber is anything with ``send(frame: bytes)`` (a WebSocket connection, a list in a test, an in-process
+client) and serves only as an opaque key here: it is never called from this module.
+
+The session drives the match (``server.match``): a request becomes one of the match's inputs, and the events
+that input numbered become frames for every subscriber that may see them. What the match holds (its state,
+seq, history, result, engine) is read through the session as it is (``session.seq`` is the match's).
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any, Callable
+
+from protocol import messages
+from protocol.codec import encode
+from protocol.errors import ProtocolError
+from protocol.frames import ViewFrames, event_frame
+from protocol.views import player_view
+from server.games import Event
+from server.match import RUNNING, WAITING, Match, Seat, Subscriber
+
+REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
+
+
+class Session:
+    def __init__(self, match: Match) -> None:
+        self.match = match
+        self.spectators: dict[Subscriber, bool] = {}  # subscriber -> wants views
+        self._frames: list[tuple[Subscriber, bytes]] = []
+        self._views_due = False
+
+    def __getattr__(self, name: str) -> Any:
+        """What the match holds, read through its session (state, seq, history, engine, result, ...)."""
+        return getattr(self.__dict__["match"], name)
+
+    @property
+    def on_event(self) -> Callable[[Event], None] | None:
+        return self.match.on_event
+
+    @on_event.setter
+    def on_event(self, hook: Callable[[Event], None] | None) -> None:
+        self.match.on_event = hook
+
+    # ------------------------------------------------------------------ what the driver reads
+
+    def take_frames(self) -> list[tuple[Subscriber, bytes]]:
+        frames, self._frames = self._frames, []
+        return frames
+
+    @property
+    def views_due(self) -> bool:
+        """Whether a round of views is owed: something changed since the last ``flush_views``, and someone
+        wants views (a bot that asked for events only costs no round)."""
+        return self._views_due and (any(s.views and s.sub is not None for s in self.match.seats)
+                                    or any(self.spectators.values()))
+
+    def summary(self) -> dict[str, Any]:
+        match = self.match
+        summary = {"table": match.id, "game": match.game_name, "seats": match.seat_count, "taken": len(match.seats),
+                   "state": match.state, "spectators": len(self.spectators), "paused": match.paused_at is not None}
+        return {**summary, "seeded": True} if match.seeded else summary
+
+    def seat_of(self, sub: Subscriber) -> Seat | None:
+        return next((s for s in self.match.seats if s.sub is sub), None)
+
+    def subscribers(self) -> list[tuple[Subscriber, int | None]]:
+        out: list[tuple[Subscriber, int | None]] = [(s.sub, s.index) for s in self.match.seats if s.sub is not None]
+        out += [(sub, None) for sub in self.spectators]
+        return out
+
+    # ------------------------------------------------------------------ driving
+
+    def step(self, now: int, kind: str | None = None, sub: Subscriber | None = None,
+             msg: dict[str, Any] | None = None) -> None:
+        """Fire the deadlines due at ``now``, then handle one request (if any), then send fresh views."""
+        self.tick(now)
+        if kind is not None:
+            assert sub is not None and msg is not None
+            self.handle(kind, sub, msg, now)
+        self.flush_views(now)
+
+    def tick(self, now: int) -> None:
+        deadline = self.match.next_deadline()
+        if deadline is not None and deadline <= now:
+            self.match.tick(now)
+            self._fan_out()
+
+    def handle(self, kind: str, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+        """One request from ``sub``; a refusal is answered to it with an ``error`` frame."""
+        try:
+            REQUESTS[kind](self, sub, msg, now)
+        except ProtocolError as err:
+            self._fan_out()  # whatever the match numbered before it refused
+            self._send(sub, encode(messages.error(err, re=msg.get("id"), table=self.match.id)))
+
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> dict[str, Any]:
+        """A seat's command, as the match answers it (``Match.act``), its events sent to whoever may see them."""
+        try:
+            return self.match.act(seat, command, now, key)
+        finally:
+            self._fan_out()
+
+    def detach(self, sub: Subscriber) -> None:
+        """A subscriber went away: a seat stays in the game (its clock keeps running), a spectator is gone."""
+        self.spectators.pop(sub, None)
+        for seat in self.match.seats:
+            if seat.sub is sub:
+                seat.sub = None
+
+    # ------------------------------------------------------------------ what subscribers see
+
+    def flush_views(self, now: int, only: Subscriber | None = None, re: int | None = None) -> None:
+        """Send a fresh view to every subscriber that wants views (if the step changed anything), or to
+        ``only``. The public part is built and encoded once, and so is the spectators' whole frame."""
+        held = self.seat_of(only) if only is not None else None
+        targets = [(only, None if held is None else held.index)] if only is not None else []
+        if self._views_due:
+            self._views_due = False
+            targets = [(s.sub, s.index) for s in self.match.seats if s.sub is not None and s.views]
+            targets += [(sub, None) for sub, views in self.spectators.items() if views]
+            if only is not None and all(t[0] is not only for t in targets):
+                targets.append((only, None if held is None else held.index))
+        if not targets:
+            return
+        match = self.match
+        frames = ViewFrames(match.id, match.seq, now, self.public_view())
+        spectators: bytes | None = None  # the one frame every spectator gets (unless it answers a request)
+        for target, seat in targets:
+            assert target is not None
+            answers = re if target is only else None
+            if seat is None and answers is None:
+                if spectators is None:
+                    spectators = frames.for_seat(None, None, [])
+                self._send(target, spectators)
+                continue
+            private = match.views.private(match.engine, seat) if seat is not None and match.engine is not None else None
+            if seat is not None and private is None:
+                private = {}
+            self._send(target, frames.for_seat(seat, private, self.legal(seat), answers))
+
+    def public_view(self) -> dict[str, Any]:
+        match = self.match
+        if match.engine is None:
+            body: dict[str, Any] = {"game": match.game_name, "phase": "waiting"}
+        else:
+            body = dict(match.views.public(match.engine))  # a copy: the table's own fields go in it
+            if match.result is not None:
+                body["result"] = match.result
+        body["seats"] = [{"seat": s.index, "name": s.name, "connected": s.sub is not None} for s in match.seats]
+        body["seat_count"] = match.seat_count
+        body["paused"] = match.paused_at is not None
+        if match.seeded:
+            body["seeded"] = True
+        return body
+
+    def legal(self, seat: int | None) -> list[dict[str, Any]]:
+        match = self.match
+        if seat is None or match.engine is None or match.paused_at is not None or match.state != RUNNING:
+            return []
+        return match.views.legal(match.engine, seat)
+
+    def player_view(self, seat: int | None) -> dict[str, Any]:
+        """The whole view as a player is given it (the in-process form of a ``view`` frame)."""
+        match = self.match
+        private = match.views.private(match.engine, seat) if seat is not None and match.engine is not None else None
+        return player_view(match.static, self.public_view(), private, seat)
+
+    def _fan_out(self) -> None:
+        """The events the match numbered since the last look, to every subscriber that may see each;
+        views follow at the step's end."""
+        events = self.match.take_events()
+        if not events:
+            return
+        table, subscribers = self.match.id, self.subscribers()
+        for seq, at, event in events:
+            full = event_frame(table, seq, at, event.to_wire())
+            if event.audience is None:
+                for sub, _ in subscribers:
+                    self._send(sub, full)
+                continue
+            other = event_frame(table, seq, at, event.redacted_wire())
+            for sub, seat in subscribers:
+                self._send(sub, full if event.visible_to(seat) else other)
+        self._views_due = True
+
+    def _send(self, sub: Subscriber, frame: bytes) -> None:
+        self._frames.append((sub, frame))
+
+
+# ---------------------------------------------------------------------- the requests, each an input of the match
+
+
+def _reply(s: Session, sub: Subscriber, kind: str, msg: dict[str, Any], **fields: Any) -> None:
+    s._send(sub, encode(messages.reply(kind, msg.get("id"), **fields)))
+
+
+def _reattach(s: Session, seat: Seat, sub: Subscriber, msg: dict[str, Any], now: int, reply: str, last_seq: int,
+              **fields: Any) -> None:
+    """``seat`` held by ``sub`` again (a resume, or a join sent again): the events after ``last_seq``,
+    then a view."""
+    match = s.match
+    if seat.sub is not None and seat.sub is not sub:
+        notice = ProtocolError("not_seated", "your seat was resumed on another connection")
+        s._send(seat.sub, encode(messages.error(notice, table=match.id)))
+    seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
+    missed = match.seq - last_seq
+    replay = []
+    if 0 < missed <= REPLAY_LIMIT:
+        first = match.seq - len(match.history)  # a finished match keeps only its last events
+        replay = match.history[max(0, last_seq - first):]
+    if reply == "resumed":  # what follows, and whether the server lost events the client had seen
+        fields = {"last_seq": match.seq, "replayed": len(replay)}
+        if missed < 0:
+            fields["lost"] = -missed
+        elif len(replay) < missed:  # more than the cap: the client pages the rest with `history`
+            fields["capped"] = True
+    _reply(s, sub, reply, msg, table=match.id, seat=seat.index, **fields, game=match.game_name,
+           static=match.static)
+    for seq, at, event in replay:
+        s._send(sub, event_frame(match.id, seq, at, event.wire_for(seat.index)))
+    s.flush_views(now, only=sub)
+
+
+def _seat_holding(match: Match, secret: str, value: str) -> Seat | None:
+    """The seat whose ``token`` or join ``key`` is ``value``, compared in constant time (as bytes:
+    compare_digest refuses str with non-ASCII characters, and a client may send any)."""
+    wanted = value.encode()
+    for seat in match.seats:
+        held = getattr(seat, secret)
+        if held is not None and hmac.compare_digest(held.encode(), wanted):
+            return seat
+    return None
+
+
+def _on_join(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    match = s.match
+    if s.seat_of(sub) is not None:
+        raise ProtocolError("already_seated", "this connection already holds a seat here")
+    key = msg.get("key")
+    again = None if key is None else _seat_holding(match, "key", key)
+    if again is not None:  # the same join sent again (its `joined` was lost with a connection): the same seat
+        _reattach(s, again, sub, msg, now, "joined", last_seq=0, token=again.token)
+        return
+    if match.state != WAITING or len(match.seats) >= match.seat_count:
+        raise ProtocolError("table_full", "every seat at this table is taken")
+    seat = match.join(msg["name"], now, key=key)
+    seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
+    _reply(s, sub, "joined", msg, table=match.id, seat=seat.index, token=seat.token, game=match.game_name,
+             static=match.static)
+    if len(match.seats) == match.seat_count:
+        match.start(now)
+        s._fan_out()
+    s._views_due = True
+
+
+def _on_watch(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    s.spectators[sub] = msg.get("views", True)
+    _reply(s, sub, "watching", msg, table=s.match.id, game=s.match.game_name, static=s.match.static)
+    s.flush_views(now, only=sub)
+
+
+def _on_leave(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    seat = s.seat_of(sub)
+    if seat is None and sub not in s.spectators:
+        raise ProtocolError("not_seated", "this connection neither holds a seat nor watches here")
+    s.spectators.pop(sub, None)
+    if seat is not None and s.match.state == WAITING:
+        s.match.leave(seat.index)
+        s._views_due = True
+    elif seat is not None:
+        seat.sub = None  # the seat stays in the game; quitting is the game's own command
+    _reply(s, sub, "left", msg, table=s.match.id)
+
+
+def _on_resume(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    seat = _seat_holding(s.match, "token", msg["token"])
+    if seat is None:
+        raise ProtocolError("bad_token", "that token holds no seat at this table")
+    _reattach(s, seat, sub, msg, now, "resumed", last_seq=msg["last_seq"])
+
+
+def _on_detach(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    s.detach(sub)
+
+
+def _on_view(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    if s.seat_of(sub) is None and sub not in s.spectators:
+        raise ProtocolError("not_seated", "join, resume or watch this table first")
+    s.flush_views(now, only=sub, re=msg.get("id"))
+
+
+def _on_act(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    seat = s.seat_of(sub)
+    if seat is None:
+        raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
+    key = msg.get("key")
+    answer = seat.answers.get(key) if key is not None else None
+    if isinstance(answer, ProtocolError):
+        s.match.rejected += 1  # refused again: each refused message counts, as the result reports
+        raise answer
+    if answer is not None:  # sent again: the first answer, and nothing changes
+        _reply(s, sub, "ok", msg, **answer)
+        return
+    try:
+        answer = s.match.act(seat.index, msg["command"], now, key)
+    except ProtocolError as err:
+        if key is not None and err.code == "illegal_action":
+            seat.remember(key, err)
+        raise
+    _reply(s, sub, "ok", msg, **answer)  # before what it caused
+    s._fan_out()
+
+
+def _organiser(change: Callable[[Match, int], None]) -> Callable[[Session, Subscriber, dict[str, Any], int], None]:
+    """An organiser's request (pause, unpause, close): the match's change, its events, then the ``ok``."""
+    def handle(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+        change(s.match, now)
+        s._fan_out()
+        _reply(s, sub, "ok", msg)
+    return handle
+
+
+def _on_expire(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    """Nobody joined in time (server/lobby.py): a table still waiting ends, with reason "expired"."""
+    if s.match.state == WAITING:
+        s.match.close(now, ended="expired")
+        s._fan_out()
+
+
+REQUESTS: dict[str, Callable[[Session, Subscriber, dict[str, Any], int], None]] = {
+    "join": _on_join,
+    "watch": _on_watch,
+    "leave": _on_leave,
+    "resume": _on_resume,
+    "view": _on_view,
+    "detach": _on_detach,
+    "act": _on_act,
+    "pause_clocks": _organiser(Match.pause),
+    "unpause_clocks": _organiser(Match.unpause),
+    "close_table": _organiser(lambda m, now: m.close(now)),
+    "expire": _on_expire,
+}
