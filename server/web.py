@@ -37,7 +37,10 @@ class Web:
 
     async def respond(self, request: h11.Request, gate: Gate | None = None) -> Response:
         """The answer to ``request``: made through ``gate`` (in a turn of its address, server.turns), but a static
-        file's, read in a worker thread (it reads the disk)."""
+        file's, read in a worker thread (it reads the disk), and the admin's connections listing, which on a cluster
+        waits for every worker's (only an admin's request gets that far: the token is checked first)."""
+        if request.method in (b"GET", b"HEAD") and request.target.split(b"?", 1)[0] == b"/admin/connections":
+            return await self._connections(request)
         response = self.answer(request) if gate is None else await gate(lambda: self.answer(request))
         if response is not None:
             return response
@@ -56,8 +59,6 @@ class Web:
             # this process's own tables: on a cluster, each worker is scraped on its own port, and the sums add up
             body = metrics.render(len(self.server.connections), self.server.lobby.own_summaries())
             return Response(200, body, metrics.CONTENT_TYPE, list(NO_STORE))
-        if path == "/admin/connections":
-            return await self._connections(request)
         if path == "/cluster":
             if self.server.cluster is None:
                 return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
