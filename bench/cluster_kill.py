@@ -90,7 +90,9 @@ class Seat:
                             self.pending.pop(msg["re"]).send_nowait(msg)
             except (ConnectionClosed, HandshakeError, OSError, trio.BrokenResourceError):
                 pass
-            self.ws, self.back = None, trio.Event()
+            self.ws = None
+            if self.back.is_set():  # a new one only once it was set: whoever waits on it is woken when back
+                self.back = trio.Event()
             for chan in self.pending.values():
                 chan.close()
             self.pending.clear()
@@ -182,12 +184,12 @@ class Table:
 def start_cluster(data_dir: str, redis_url: str) -> tuple[subprocess.Popen, dict[int, str]]:
     port = free_port()
     out_path = os.path.join(data_dir, "cluster.out")
-    with open(out_path, "wb") as out:
+    with open(out_path, "wb") as out, open(os.path.join(data_dir, "cluster.err"), "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", "2", "--redis", redis_url,
              "--worker-ports", "0", "--data", os.path.join(data_dir, "data"), "--log-level", "warning",
              "--max-waiting-tables-per-ip", "100000", "--max-tables-per-client", "100000"],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL)
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     wait_listening(port, proc, 60)
     deadline = time.monotonic() + 30
     while not (own := dict(OWN.findall(open(out_path).read()))) or len(own) < 2:
@@ -290,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
             cluster, urls = start_cluster(data_dir, redis_url)
             time.sleep(1.5)  # every worker registered and has seen the other
             result = trio.run(measure, args, urls, redis_url)
+        except BaseException:
+            print(open(os.path.join(data_dir, "cluster.err")).read()[-4000:], file=sys.stderr)
+            raise
         finally:
             stop(cluster, sig=signal.SIGINT)
             stop(redis)
