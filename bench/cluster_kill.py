@@ -271,6 +271,9 @@ async def measure(args: argparse.Namespace, urls: dict[int, str], redis_url: str
         "worker1_p99_before_ms": before["p99"], "worker1_p99_during_ms": during["p99"],
         "ratio": None if not before["p99"] or during["p99"] is None else round(during["p99"] / before["p99"], 2),
         "worker2_seats_back_after_s": round(back - killed, 2),
+        # the during window split: while worker 2 restarts (from the kill until its seats are back), and after
+        "worker1_p99_restarting_ms": _quantiles(ones, killed, back)["p99"],
+        "worker1_p99_after_ms": _quantiles(ones, back, trio.current_time())["p99"],
         "acked": sum(len(t.acked) for t in tables), "acked_worker2": sum(len(t.acked) for t in tables if t.worker == 2),
         "worker2_bids_after_kill": sum(1 for s in twos if s[0] >= killed),
         "lost": lost, "resumes_worker1": sum(t.seller.resumes + t.bidder.resumes for t in tables if t.worker == 1),
