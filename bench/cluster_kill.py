@@ -90,7 +90,9 @@ class Seat:
                             self.pending.pop(msg["re"]).send_nowait(msg)
             except (ConnectionClosed, HandshakeError, OSError, trio.BrokenResourceError):
                 pass
-            self.ws, self.back = None, trio.Event()
+            self.ws = None
+            if self.back.is_set():  # a new one only once it was set: whoever waits on it is woken when back
+                self.back = trio.Event()
             for chan in self.pending.values():
                 chan.close()
             self.pending.clear()
@@ -182,12 +184,12 @@ class Table:
 def start_cluster(data_dir: str, redis_url: str) -> tuple[subprocess.Popen, dict[int, str]]:
     port = free_port()
     out_path = os.path.join(data_dir, "cluster.out")
-    with open(out_path, "wb") as out:
+    with open(out_path, "wb") as out, open(os.path.join(data_dir, "cluster.err"), "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", "2", "--redis", redis_url,
              "--worker-ports", "0", "--data", os.path.join(data_dir, "data"), "--log-level", "warning",
              "--max-waiting-tables-per-ip", "100000", "--max-tables-per-client", "100000"],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL)
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     wait_listening(port, proc, 60)
     deadline = time.monotonic() + 30
     while not (own := dict(OWN.findall(open(out_path).read()))) or len(own) < 2:
@@ -269,6 +271,9 @@ async def measure(args: argparse.Namespace, urls: dict[int, str], redis_url: str
         "worker1_p99_before_ms": before["p99"], "worker1_p99_during_ms": during["p99"],
         "ratio": None if not before["p99"] or during["p99"] is None else round(during["p99"] / before["p99"], 2),
         "worker2_seats_back_after_s": round(back - killed, 2),
+        # the during window split: while worker 2 restarts (from the kill until its seats are back), and after
+        "worker1_p99_restarting_ms": _quantiles(ones, killed, back)["p99"],
+        "worker1_p99_after_ms": _quantiles(ones, back, trio.current_time())["p99"],
         "acked": sum(len(t.acked) for t in tables), "acked_worker2": sum(len(t.acked) for t in tables if t.worker == 2),
         "worker2_bids_after_kill": sum(1 for s in twos if s[0] >= killed),
         "lost": lost, "resumes_worker1": sum(t.seller.resumes + t.bidder.resumes for t in tables if t.worker == 1),
@@ -290,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             cluster, urls = start_cluster(data_dir, redis_url)
             time.sleep(1.5)  # every worker registered and has seen the other
             result = trio.run(measure, args, urls, redis_url)
+        except BaseException:
+            print(open(os.path.join(data_dir, "cluster.err")).read()[-4000:], file=sys.stderr)
+            raise
         finally:
             stop(cluster, sig=signal.SIGINT)
             stop(redis)
