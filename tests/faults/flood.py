@@ -41,7 +41,7 @@ then fall on the flooder, not on the normal table's clients.
   topics followed.
 * ``watchers``: N watchers of the normal table (its views too) with small receive buffers that never read; again
   after each time the server drops them. Reports the drops.
-* ``hsrate``: 8 clients making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
+* ``hsrate``: 8 clients (4 an address from 2 addresses on) making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
   handshakes made and refused (429).
 
 ``--addresses`` spreads every flood's connections over that many source addresses (127.0.0.2 upwards).
@@ -328,6 +328,7 @@ async def resume(args: argparse.Namespace, result: dict) -> None:
         await setup.send({"type": "join", "id": 2, "table": table, "name": "stalled"})
         seats.append((table, (await setup.next_message())["token"]))
         await setup.stream.aclose()
+    result["created"] = len(seats)  # tables that wait for their second player, a task each (test_floods.py)
     print("READY", flush=True)
 
     async def one(n: int) -> None:
@@ -455,13 +456,13 @@ async def http(args: argparse.Namespace, result: dict) -> None:
                 await stream.aclose()
                 await trio.sleep(0.5)
 
+    print("READY", flush=True)  # it ramps up (3,000 connections took more than the flood's 12 s on a loaded machine)
     try:
         async with trio.open_nursery() as nursery:
             for n in range(args.count):
                 nursery.start_soon(one, n)
                 if n % 50 == 49:
                     await trio.sleep(0.01)  # under the listen backlog
-            print("READY", flush=True)
     finally:
         for stream in held:
             stream.socket.close()
@@ -547,7 +548,7 @@ async def hsrate(args: argparse.Namespace, result: dict) -> None:
 
     print("READY", flush=True)
     async with trio.open_nursery() as nursery:
-        for n in range(max(8, args.addresses)):
+        for n in range(max(8, 4 * args.addresses)):  # 4 an address: one alone waits for each answer, under 20/s
             nursery.start_soon(one, n)
 
 
