@@ -7,8 +7,8 @@ every half second), its memory stays bounded, its descriptors come back once the
 flooder is limited or dropped. The latency ratio is printed, and recorded in the file named by
 ``PARSIMONIA_FAULTS_FIGURES`` if set; it is not asserted (no wall-clock assertions in tests).
 
-``make test`` runs the stalled reader only; ``make faults`` runs them all at the sizes of the doc, among them the
-busy floods (256 connections of one address, or of 16) and the rate and stalled floods from 16 addresses at once.
+``make test`` runs a slice at small sizes (``SLICE``); ``make faults`` runs them all at the sizes of the doc, among
+them the busy floods (256 connections of one address, or of 16) and every other flood from 16 addresses at once.
 ``python -m tests.faults.figures FILE`` makes the doc's table of the figures recorded."""
 
 from __future__ import annotations
