@@ -41,7 +41,7 @@ then fall on the flooder, not on the normal table's clients.
   topics followed.
 * ``watchers``: N watchers of the normal table (its views too) with small receive buffers that never read; again
   after each time the server drops them. Reports the drops.
-* ``hsrate``: 8 clients making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
+* ``hsrate``: 8 clients (4 an address from 2 addresses on) making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
   handshakes made and refused (429).
 
 ``--addresses`` spreads every flood's connections over that many source addresses (127.0.0.2 upwards).
@@ -55,7 +55,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import select
 import socket
 import sys
 
@@ -80,6 +79,7 @@ class Client:
         self.stream = stream
         self.ws = WSConnection(ConnectionType.CLIENT)
         self.closed = False
+        self._sending = trio.Lock()  # the reader answers the server's pings while a flood may be sending
 
     @classmethod
     async def open(cls, port: int, source: str = FROM, rcvbuf: int | None = None) -> "Client":
@@ -102,8 +102,8 @@ class Client:
         """The next wsproto event (pings answered on the way), None once the connection is over."""
         while True:
             for event in self.ws.events():
-                if isinstance(event, Ping):
-                    await self.stream.send_all(self.ws.send(event.response()))
+                if isinstance(event, Ping):  # the server pings every connection to time its round trip
+                    await self.send_bytes(self.ws.send(event.response()))
                     continue
                 if isinstance(event, CloseConnection):
                     self.closed = True
@@ -124,11 +124,15 @@ class Client:
                 return msgpack.unpackb(event.data)
         return None
 
+    async def send_bytes(self, data: bytes) -> None:
+        async with self._sending:
+            await self.stream.send_all(data)
+
     def frame(self, message: dict) -> bytes:
         return self.ws.send(BytesMessage(data=pack(message)))
 
     async def send(self, message: dict) -> None:
-        await self.stream.send_all(self.frame(message))
+        await self.send_bytes(self.frame(message))
 
     async def hello(self, name: str) -> None:
         await self.send({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "client": name})
@@ -159,7 +163,7 @@ async def rate(args: argparse.Namespace, result: dict, source: str = FROM) -> No
             nursery.start_soon(read)
             try:
                 while not client.closed:
-                    await client.stream.send_all(batch)
+                    await client.send_bytes(batch)
                     result["sent"] += 100
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
@@ -301,11 +305,28 @@ async def idle(args: argparse.Namespace, result: dict) -> None:
     print("READY", flush=True)
     await trio.sleep(args.seconds)
     for client in clients:
-        # an open idle connection has nothing to read; a closed one has its end (or a close frame first)
-        poll = select.poll()
-        poll.register(client.stream.socket.fileno(), select.POLLIN)
-        result["still_open"] += not poll.poll(0)
+        result["still_open"] += still_open(client.stream.socket)
         client.stream.socket.close()
+
+
+def still_open(sock: trio.socket.SocketType) -> bool:
+    """Whether an idle connection is still open: what waits to be read holds no close frame, nor the end. (The
+    server pings every connection as it says hello, to time its round trip: a ping may wait there unread.)"""
+    with socket.fromfd(sock.fileno(), socket.AF_INET, socket.SOCK_STREAM) as plain:  # a blocking peek of our own
+        try:
+            data = plain.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return True  # nothing to read
+        except OSError:
+            return False
+    if not data:
+        return False
+    at = 0
+    while at + 1 < len(data):  # the server's frames are unmasked; a ping's or a close's payload is under 126
+        if data[at] & 0x0F == 0x8:
+            return False
+        at += 2 + (data[at + 1] & 0x7F)
+    return True
 
 
 def source_of(args: argparse.Namespace, n: int) -> str:
@@ -328,6 +349,7 @@ async def resume(args: argparse.Namespace, result: dict) -> None:
         await setup.send({"type": "join", "id": 2, "table": table, "name": "stalled"})
         seats.append((table, (await setup.next_message())["token"]))
         await setup.stream.aclose()
+    result["created"] = len(seats)  # tables that wait for their second player, a task each (test_floods.py)
     print("READY", flush=True)
 
     async def one(n: int) -> None:
@@ -455,13 +477,13 @@ async def http(args: argparse.Namespace, result: dict) -> None:
                 await stream.aclose()
                 await trio.sleep(0.5)
 
+    print("READY", flush=True)  # it ramps up (3,000 connections took more than the flood's 12 s on a loaded machine)
     try:
         async with trio.open_nursery() as nursery:
             for n in range(args.count):
                 nursery.start_soon(one, n)
                 if n % 50 == 49:
                     await trio.sleep(0.01)  # under the listen backlog
-            print("READY", flush=True)
     finally:
         for stream in held:
             stream.socket.close()
@@ -547,7 +569,7 @@ async def hsrate(args: argparse.Namespace, result: dict) -> None:
 
     print("READY", flush=True)
     async with trio.open_nursery() as nursery:
-        for n in range(max(8, args.addresses)):
+        for n in range(max(8, 4 * args.addresses)):  # 4 an address: one alone waits for each answer, under 20/s
             nursery.start_soon(one, n)
 
 

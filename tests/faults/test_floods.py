@@ -7,8 +7,8 @@ every half second), its memory stays bounded, its descriptors come back once the
 flooder is limited or dropped. The latency ratio is printed, and recorded in the file named by
 ``PARSIMONIA_FAULTS_FIGURES`` if set; it is not asserted (no wall-clock assertions in tests).
 
-``make test`` runs the stalled reader only; ``make faults`` runs them all at the sizes of the doc, among them the
-busy floods (256 connections of one address, or of 16) and the rate and stalled floods from 16 addresses at once.
+``make test`` runs a slice at small sizes (``SLICE``); ``make faults`` runs them all at the sizes of the doc, among
+them the busy floods (256 connections of one address, or of 16) and every other flood from 16 addresses at once.
 ``python -m tests.faults.figures FILE`` makes the doc's table of the figures recorded."""
 
 from __future__ import annotations
@@ -244,9 +244,10 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
         dropped = metrics_after["parsimonia_slow_clients_dropped_total"] - \
             metrics_before["parsimonia_slow_clients_dropped_total"]
         assert result["drops"] >= 1 and dropped >= result["drops"], (dropped, result)
-    elif base == "hsrate":  # held to the handshake rate (20 a second and a 2 s burst, an address)
-        assert result["refused"] > 0, result
+    elif base == "hsrate":  # held to the handshake rate (20 a second and a 2 s burst, an address); from 16
+        # addresses the server's own pace (about 200 handshakes a second on a loaded machine) may keep each under it
         assert result["handshakes"] <= flood.addresses * 20 * (flood.seconds + 2) + 40, result
+        assert result["refused"] > 0 or flood.addresses > 1, result
     elif kind == "idle":  # every idle connection held open, and counted
         assert result["opened"] == result["still_open"] == flood.count, result
         assert metrics_during["parsimonia_connections"] >= flood.count + 2
