@@ -33,7 +33,8 @@ from protocol.errors import ProtocolError
 from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
-from server.journal import Journal, decode_frames
+from server.journal import Journal
+from server.journal_format import decode_frames
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
 from server.session import REPLAY_LIMIT, Session
 
