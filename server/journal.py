@@ -1,8 +1,9 @@
 """The write-ahead log: every table's records in one file per server, made durable together each round.
 
 A record is a msgpack map with a ``k`` (kind) field; see ``server/recovery.py`` for the kinds and how they
-replay. The format is ``server.journal_format``'s (re-exported here for the journal's readers). A table's record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of
-a replay file, ``read_journal``). In the shared log each such frame is wrapped with the table's id::
+replay; their format is ``server.journal_format``'s (re-exported here for the journal's readers). A table's
+record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of a replay file,
+``read_journal``). In the shared log each such frame is wrapped with the table's id::
 
     <u32 length><u32 crc32(id + frame)><u16 id length><table id><the table's record frame>   (length: of id + frame)
 
