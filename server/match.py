@@ -17,7 +17,7 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NotRequired, Protocol, TypedDict
 
 from protocol.errors import ProtocolError
 from protocol.schema import SchemaError
@@ -30,6 +30,14 @@ TOKEN_ALPHABET = string.ascii_letters + string.digits  # never a leading "-": to
 TOKEN_LENGTH = 32  # about 190 bits
 
 Numbered = tuple[int, int, Event]  # (seq, server ms, event)
+
+
+class Answer(TypedDict):
+    """What an ``ok`` to a command says it made (``_made``)."""
+
+    seq: int
+    events: int
+    created: NotRequired[dict[str, int]]
 
 
 class Subscriber(Protocol):
@@ -57,13 +65,13 @@ class Seat:
     key: str | None = None  # the client's join key, if it gave one: the same join again gets this seat back
     # act key -> its answer: the ok's fields, or the refusal (kept in memory only: a refused command is not
     # journaled, so after a restart it is judged afresh)
-    answers: dict[str, dict[str, Any] | ProtocolError] = field(default_factory=dict)
+    answers: dict[str, Answer | ProtocolError] = field(default_factory=dict)
     # the session's (server.session): who holds the seat now, whether it wants views, whether anyone ever held it
     sub: Subscriber | None = None
     views: bool = True
     connected: bool = False
 
-    def remember(self, key: str, answer: dict[str, Any] | ProtocolError) -> None:
+    def remember(self, key: str, answer: Answer | ProtocolError) -> None:
         if len(self.answers) >= ANSWERS_KEPT:
             del self.answers[next(iter(self.answers))]  # the oldest
         self.answers[key] = answer
@@ -150,7 +158,7 @@ class Match:
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
         self._publish([Event("game_started", at, {"seats": seats})], at)
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> dict[str, Any]:
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> Answer:
         """A seat's command; what its ``ok`` says (``_made``), or ``ProtocolError`` (``illegal_action`` with
         the game's reason) if refused."""
         if self.state == OVER:
@@ -167,7 +175,7 @@ class Match:
             self.rejected += 1
             raise ProtocolError("illegal_action", exc.message, reason=exc.code) from None
 
-    def command(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+    def command(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> Answer:
         """Apply a seat's command (``act`` checked it may come now); what its ``ok`` says."""
         assert self.engine is not None
         record = {"k": "cmd", "at": at, "seat": seat, "command": command}
@@ -323,10 +331,10 @@ def _adopt_result(match: Match, recorded: dict[str, Any]) -> None:
     match.rejected = recorded.get("rejected", match.rejected)
 
 
-def _made(before: int, after: int, created: dict[str, int]) -> dict[str, Any]:
+def _made(before: int, after: int, created: dict[str, int]) -> Answer:
     """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none), how
     many events it made, and the ids of what it created (an auction), if any."""
-    answer: dict[str, Any] = {"seq": before + 1 if after > before else before, "events": after - before}
+    answer: Answer = {"seq": before + 1 if after > before else before, "events": after - before}
     if created:
         answer["created"] = created
     return answer
