@@ -55,13 +55,13 @@ from typing import Any, Callable, Protocol
 import trio
 
 from server import faults, logs, metrics
-from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, LogRead, ReadResult, decode_frames,
-                                   encode_entry, encode_record, entry_of, read_journal, read_log, read_table,
-                                   write_file, write_fully)
+from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, LogRead, ReadResult, Record,
+                                   decode_frames, encode_entry, encode_record, entry_of, read_journal, read_log,
+                                   read_table, write_file, write_fully)
 
 __all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
-           "POLICIES", "ROUND_MS", "ReadResult", "Syncer", "Writer", "decode_frames", "encode_entry", "encode_record",
-           "read_journal", "read_log", "read_table"]
+           "POLICIES", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames", "encode_entry",
+           "encode_record", "read_journal", "read_log", "read_table"]
 
 POLICIES = ("fsync", "write", "off")
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
@@ -85,7 +85,7 @@ class Journal:
         self.finishing = False
         self.on_failure: Callable[[OSError], None] | None = None
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         self._pending.append(encode_record(record))
         self._appended += 1
         self._dirty()

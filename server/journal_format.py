@@ -13,7 +13,7 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 import msgpack
 
@@ -23,6 +23,62 @@ ZEROS = bytes(FRAME.size)
 ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id
 
 
+class TableRecord(TypedDict):
+    """A journal's first record: everything needed to make its match again."""
+
+    k: Literal["table"]
+    id: str
+    game: str
+    seats: int
+    seed: int
+    time_scale: float
+    options: dict[str, Any]
+    seeded: NotRequired[Literal[True]]
+
+
+class JoinRecord(TypedDict):
+    k: Literal["join"]
+    name: str
+    token: str
+    key: NotRequired[str]
+
+
+class LeaveRecord(TypedDict):
+    k: Literal["leave"]
+    seat: int
+
+
+class AtRecord(TypedDict):
+    """An input that is only its time: the start, a tick, a pause, an unpause ("resume" in older journals)."""
+
+    k: Literal["start", "tick", "pause", "unpause", "resume"]
+    at: int
+
+
+class CmdRecord(TypedDict):
+    k: Literal["cmd"]
+    at: int
+    seat: int
+    command: dict[str, Any]
+    key: NotRequired[str]
+
+
+class CloseRecord(TypedDict):
+    k: Literal["close"]
+    at: int
+    ended: NotRequired[str]  # absent: "closed" by the organiser
+
+
+class EndRecord(TypedDict):
+    k: Literal["end"]
+    at: int
+    result: dict[str, Any]
+
+
+# one record of a journal; what is read back is only checked to be a map with a ``k`` (replay checks the rest)
+Record = TableRecord | JoinRecord | LeaveRecord | AtRecord | CmdRecord | CloseRecord | EndRecord
+
+
 class JournalCorrupt(Exception):
     """A record in the middle of a journal fails its check: the file cannot be trusted."""
 
@@ -30,14 +86,14 @@ class JournalCorrupt(Exception):
 _packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes (and allocates) one a call
 
 
-def encode_record(record: dict[str, Any]) -> bytes:
+def encode_record(record: Record) -> bytes:
     payload = _packer.pack(record)
     return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
 @dataclass
 class ReadResult:
-    records: list[dict[str, Any]]
+    records: list[Record]
     torn: bool  # the last record was cut short (a crash mid-write) and was dropped
     valid_bytes: int  # the length of the trustworthy prefix
 
@@ -46,7 +102,7 @@ def read_journal(path: str) -> ReadResult:
     """Every whole record of the file. A torn tail is dropped; damage before the tail raises."""
     with open(path, "rb") as f:
         data = f.read()
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     pos = 0
     while pos < len(data):
         if data[pos:pos + FRAME.size] == ZEROS and not data[pos:].strip(b"\0"):
@@ -140,7 +196,7 @@ def read_log(path: str) -> LogRead:
     return LogRead(tables, pos < len(data), pos)
 
 
-def decode_frames(frames: list[bytes], where: str) -> list[dict[str, Any]]:
+def decode_frames(frames: list[bytes], where: str) -> list[Record]:
     """A table's records from its frames (each checked by the log's CRC already)."""
     records = []
     for n, frame in enumerate(frames):
@@ -177,6 +233,6 @@ def write_fully(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def read_table(path: str, table_id: str) -> list[dict[str, Any]]:
+def read_table(path: str, table_id: str) -> list[Record]:
     """An unfinished table's records in the log at ``path`` (none if it has none, or is finished)."""
     return decode_frames(read_log(path).tables.get(table_id, []), f"{table_id} in {path}")

@@ -23,6 +23,7 @@ from protocol.errors import ProtocolError
 from protocol.schema import SchemaError
 from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
+from server.journal_format import CloseRecord, CmdRecord, JoinRecord, Record, TableRecord
 
 WAITING, RUNNING, OVER = "waiting", "running", "over"
 ANSWERS_KEPT = 256  # per seat: the answers to commands sent with a key, for a command sent again
@@ -106,18 +107,20 @@ class Match:
         self.result: dict[str, Any] | None = None
         self.failure: Exception | None = None  # what stopped the match with server_error
         self.on_event: Callable[[Event], None] | None = None  # e.g. the runtime's log of notable events
-        self._records: list[dict[str, Any]] = []
+        self._records: list[Record] = []
         self._events: list[Numbered] = []  # numbered since the last take_events
 
     # ------------------------------------------------------------------ what comes out
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> TableRecord:
         """The journal's first record: everything needed to make this match again."""
-        head = {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count, "seed": self.seed,
-                "time_scale": self.time_scale, "options": self.options}
-        return {**head, "seeded": True} if self.seeded else head
+        head: TableRecord = {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count,
+                             "seed": self.seed, "time_scale": self.time_scale, "options": self.options}
+        if self.seeded:
+            head["seeded"] = True
+        return head
 
-    def take_records(self) -> list[dict[str, Any]]:
+    def take_records(self) -> list[Record]:
         records, self._records = self._records, []
         return records
 
@@ -139,7 +142,7 @@ class Match:
         seat = Seat(next(i for i in range(self.seat_count) if i not in taken), name, token or new_token(), key)
         self.seats.append(seat)
         self.seats.sort(key=lambda s: s.index)
-        record = {"k": "join", "name": name, "token": seat.token}
+        record: JoinRecord = {"k": "join", "name": name, "token": seat.token}
         if key is not None:
             record["key"] = key
         self._records.append(record)
@@ -178,7 +181,7 @@ class Match:
     def command(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> Answer:
         """Apply a seat's command (``act`` checked it may come now); what its ``ok`` says."""
         assert self.engine is not None
-        record = {"k": "cmd", "at": at, "seat": seat, "command": command}
+        record: CmdRecord = {"k": "cmd", "at": at, "seat": seat, "command": command}
         if key is not None:
             record["key"] = key
         try:
@@ -235,7 +238,7 @@ class Match:
         """The organiser ends the table (or it expired): a running game stops where it is, with no winner."""
         if self.state == OVER:
             raise ProtocolError("bad_field", f"table: {self.id} has already ended")
-        record: dict[str, Any] = {"k": "close", "at": at}
+        record: CloseRecord = {"k": "close", "at": at}
         if ended != "closed":
             record["ended"] = ended
         self._records.append(record)
@@ -295,7 +298,7 @@ class Match:
     # ------------------------------------------------------------------ replay
 
     @classmethod
-    def replay(cls, records: list[dict[str, Any]]) -> "Match":
+    def replay(cls, records: list[Record]) -> "Match":
         """The match a journal describes, reached through the same steps it took live: a fold of the records.
 
         Raises ``ReplayMismatch`` when a recorded command is refused or a recorded result differs."""
@@ -340,7 +343,7 @@ def _made(before: int, after: int, created: dict[str, int]) -> Answer:
     return answer
 
 
-REPLAY_STEPS: dict[str, Callable[[Match, dict[str, Any]], object]] = {
+REPLAY_STEPS: dict[str, Callable[[Match, Any], object]] = {  # kind -> its input, given the record
     "join": lambda m, r: m.join(r["name"], r.get("at", 0), r["token"], r.get("key")),
     "leave": lambda m, r: m.leave(r["seat"]),
     "start": lambda m, r: m.start(r["at"]),
