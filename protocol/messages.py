@@ -33,7 +33,13 @@ MILLIS = Int(0, 2**63 - 1)
 MAX_RTT_MS = 2**31 - 1
 RTT = Int(0, MAX_RTT_MS)  # a round trip the server timed, in ms
 ADMIN_TOKEN = Str(256, min_len=1)
-ADMIN_ACTIONS = ("pause", "unpause", "close", "kick", "connections", "publish")
+# The request kinds, each spelled here once: the server's router (server/connection.py), the table's session
+# (server/session.py) and SPEC.md's check (tests/protocol) read them from here.
+TABLE_REQUESTS = ("join", "watch", "leave", "resume", "act", "view")  # client messages a table handles
+TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}  # action -> the
+# table's request it becomes (an organiser's, with the admin token: only `admin` carries them)
+SERVER_ADMIN = ("kick", "connections", "publish")  # admin actions the server answers itself
+ADMIN_ACTIONS = (*TABLE_ADMIN, *SERVER_ADMIN)
 TOPIC = Str(64, min_len=1)
 CONNECTION_SUMMARY = Record(
     {

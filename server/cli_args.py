@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from clients.players import all_kinds
+from server import cli_examples as examples
 from server.cli_play import cmd_bot, cmd_demo, cmd_replay, cmd_simulate, cmd_tables, cmd_watch
 from server.cli_serve import cmd_bench, cmd_serve, cmd_tournament
 from server.games import DEFAULT_GAME, GAMES
@@ -56,6 +57,11 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default in (None, False) or action.default == [] or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(examples.HEAD):  # the examples keep their lines, one command each
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def port(text: str) -> int:
@@ -127,13 +133,14 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parsimonia", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(prog="parsimonia", description=DESCRIPTION, epilog=examples.epilog(""),
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help: str, run: Any) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
-                             formatter_class=HelpFormatter)
+                             epilog=examples.epilog(name), formatter_class=HelpFormatter)
         cmd.set_defaults(run=run)
         return cmd
 

@@ -41,8 +41,6 @@ from server.turns import QUANTUM
 if TYPE_CHECKING:
     from server.app import Server
 
-TABLE_REQUESTS = {"join", "watch", "leave", "resume", "act", "view"}
-TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
 # what a connection's resumes may queue beyond its queue's bounds: the reply, the missed events, a view; once
 # per connection (server/transport/websocket.py), so resuming again and again does not make it hold more
 REPLAY_ROOM = REPLAY_LIMIT + 2
@@ -306,7 +304,7 @@ class Connection:
             elif kind == "history":
                 return self._history(msg, re)
             else:
-                assert kind in TABLE_REQUESTS
+                assert kind in messages.TABLE_REQUESTS
                 table = self.lobby.get(msg["table"])
                 self.tables.add(table.id)
                 if kind == "resume":  # the missed events come all at once: not a sign of a slow client
@@ -398,7 +396,7 @@ class Connection:
             cluster = self.server.cluster  # a table another worker holds: that worker is asked
             if cluster is not None and msg["table"] not in self.lobby.tables and cluster.forward_admin(self, msg, re):
                 return
-            self.lobby.get(msg["table"]).submit(Request(TABLE_ADMIN[action], self, msg))
+            self.lobby.get(msg["table"]).submit(Request(messages.TABLE_ADMIN[action], self, msg))
 
     async def _list_cluster_connections(self, re: int | None) -> None:
         assert self.server.cluster is not None

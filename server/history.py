@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import msgpack
 import trio
@@ -26,6 +25,7 @@ import trio
 from protocol.frames import history_frame
 from protocol.messages import HISTORY_PAGE_BYTES
 from server.games import Event
+from server.journal_format import Record
 from server.match import Match
 from server.table import Records
 CACHE_BYTES = 64 << 20
@@ -60,7 +60,7 @@ class Entry:
         return len(self.full) + (len(self.other) if self.other is not None else 0)
 
 
-def replayed(records: list[dict[str, Any]]) -> list[Entry]:
+def replayed(records: list[Record]) -> list[Entry]:
     """Every event the records make, in order (in the worker thread)."""
     return [Entry.of(seq, at, event) for seq, at, event in Match.replay(records).history]
 

@@ -1,8 +1,9 @@
 """The write-ahead log: every table's records in one file per server, made durable together each round.
 
 A record is a msgpack map with a ``k`` (kind) field; see ``server/recovery.py`` for the kinds and how they
-replay. A table's record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of
-a replay file, ``read_journal``). In the shared log each such frame is wrapped with the table's id::
+replay; their format is ``server.journal_format``'s (re-exported here for the journal's readers). A table's
+record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of a replay file,
+``read_journal``). In the shared log each such frame is wrapped with the table's id::
 
     <u32 length><u32 crc32(id + frame)><u16 id length><table id><the table's record frame>   (length: of id + frame)
 
@@ -45,180 +46,26 @@ from __future__ import annotations
 import math
 import os
 import queue
-import struct
 import threading
 import time
 import zlib
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-import msgpack
 import trio
 
 from server import faults, logs, metrics
+from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, LogRead, ReadResult, Record,
+                                   decode_frames, encode_entry, encode_record, entry_of, read_journal, read_log,
+                                   read_table, write_file, write_fully)
 
-FRAME = struct.Struct("<II")
-MAX_RECORD = 16 * 1024 * 1024
-ZEROS = bytes(FRAME.size)
+__all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
+           "POLICIES", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames", "encode_entry",
+           "encode_record", "read_journal", "read_log", "read_table"]
+
 POLICIES = ("fsync", "write", "off")
-ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
 ROUND_MS = 5  # the least time from one round's start to the next (see the top)
-
-
-class JournalCorrupt(Exception):
-    """A record in the middle of a journal fails its check: the file cannot be trusted."""
-
-
-_packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes (and allocates) one a call
-
-
-def encode_record(record: dict[str, Any]) -> bytes:
-    payload = _packer.pack(record)
-    return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
-
-
-@dataclass
-class ReadResult:
-    records: list[dict[str, Any]]
-    torn: bool  # the last record was cut short (a crash mid-write) and was dropped
-    valid_bytes: int  # the length of the trustworthy prefix
-
-
-def read_journal(path: str) -> ReadResult:
-    """Every whole record of the file. A torn tail is dropped; damage before the tail raises."""
-    with open(path, "rb") as f:
-        data = f.read()
-    records: list[dict[str, Any]] = []
-    pos = 0
-    while pos < len(data):
-        if data[pos:pos + FRAME.size] == ZEROS and not data[pos:].strip(b"\0"):
-            return ReadResult(records, True, pos)  # a power cut can leave zeros where the last writes went
-        if len(data) - pos < FRAME.size:
-            return ReadResult(records, True, pos)
-        length, crc = FRAME.unpack_from(data, pos)
-        end = pos + FRAME.size + length
-        if length > MAX_RECORD:
-            raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes")
-        if end > len(data) or (end == len(data) and zlib.crc32(data[pos + FRAME.size:end]) != crc):
-            # the last record, half written; unless whole records follow it, when its length is what broke
-            if _whole_record_after(data, pos + 1):
-                raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes, past later records")
-            return ReadResult(records, True, pos)
-        payload = data[pos + FRAME.size:end]
-        if zlib.crc32(payload) != crc:
-            raise JournalCorrupt(f"{path}: record at byte {pos} fails its checksum")
-        try:
-            record = msgpack.unpackb(payload, raw=False, strict_map_key=False)
-        except Exception as exc:
-            raise JournalCorrupt(f"{path}: record at byte {pos} does not decode: {exc}") from None
-        if not isinstance(record, dict) or "k" not in record:
-            raise JournalCorrupt(f"{path}: record at byte {pos} is not a journal record")
-        records.append(record)
-        pos = end
-    return ReadResult(records, False, pos)
-
-
-def _whole_record_after(data: bytes, start: int) -> bool:
-    """Whether a whole, valid record starts anywhere from ``start`` on. A crash cuts only the last record,
-    so a bad record with a whole one after it is corruption (e.g. a flipped length), not a torn tail."""
-    for pos in range(start, len(data) - FRAME.size + 1):
-        length, crc = FRAME.unpack_from(data, pos)
-        end = pos + FRAME.size + length
-        if end > len(data) or zlib.crc32(data[pos + FRAME.size:end]) != crc:
-            continue
-        try:
-            record = msgpack.unpackb(data[pos + FRAME.size:end], raw=False, strict_map_key=False)
-        except Exception:
-            continue
-        if isinstance(record, dict) and "k" in record:
-            return True
-    return False
-
-
-def encode_entry(table_id: str, frame: bytes) -> bytes:
-    """A log entry: one of a table's record frames, or (empty) the table's end."""
-    name = table_id.encode()
-    return _entry(name, zlib.crc32(name), frame)
-
-
-def _entry(name: bytes, name_crc: int, frame: bytes) -> bytes:
-    """``encode_entry`` with the id's bytes and their CRC already known: the CRC of the body continues from
-    the id's, so the body is never joined just to be checked."""
-    return b"".join((ENTRY.pack(len(name) + len(frame), zlib.crc32(frame, name_crc), len(name)), name, frame))
-
-
-@dataclass
-class LogRead:
-    tables: dict[str, list[bytes]]  # every unfinished table's record frames, in the order the tables began
-    torn: bool  # something followed the last good entry (a crash mid-write, or garbage) and was dropped
-    valid_bytes: int
-
-
-def read_log(path: str) -> LogRead:
-    """The log's unfinished tables. Reading stops at the first entry that is cut short or fails its check:
-    what follows the last good entry is lost, nothing before it."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return LogRead({}, False, 0)
-    tables: dict[str, list[bytes]] = {}
-    pos = 0
-    while pos + ENTRY.size <= len(data):
-        length, crc, name_len = ENTRY.unpack_from(data, pos)
-        start, end = pos + ENTRY.size, pos + ENTRY.size + length
-        if length > MAX_RECORD or name_len > length or end > len(data) or zlib.crc32(data[start:end]) != crc:
-            break
-        try:
-            table_id = data[start:start + name_len].decode()
-        except UnicodeDecodeError:
-            break
-        frame = data[start + name_len:end]
-        if frame:
-            tables.setdefault(table_id, []).append(frame)
-        else:
-            tables.pop(table_id, None)
-        pos = end
-    return LogRead(tables, pos < len(data), pos)
-
-
-def decode_frames(frames: list[bytes], where: str) -> list[dict[str, Any]]:
-    """A table's records from its frames (each checked by the log's CRC already)."""
-    records = []
-    for n, frame in enumerate(frames):
-        try:
-            record = msgpack.unpackb(frame[FRAME.size:], raw=False, strict_map_key=False)
-        except Exception as exc:
-            raise JournalCorrupt(f"{where}: record {n} does not decode: {exc}") from None
-        if not isinstance(record, dict) or "k" not in record:
-            raise JournalCorrupt(f"{where}: record {n} is not a journal record")
-        records.append(record)
-    return records
-
-
-def write_file(path: str, chunks: list[bytes]) -> None:
-    """``chunks`` durably at ``path``, all or nothing: written beside it, synced, renamed over it."""
-    tmp = path + ".new"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # they hold seat tokens
-    try:
-        _write_fully(fd, b"".join(chunks))
-        os.fdatasync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    directory = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-
-
-def _write_fully(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 class Journal:
@@ -238,7 +85,7 @@ class Journal:
         self.finishing = False
         self.on_failure: Callable[[OSError], None] | None = None
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         self._pending.append(encode_record(record))
         self._appended += 1
         self._dirty()
@@ -270,7 +117,7 @@ class Journal:
 
     def _entries(self, frames: list[bytes]) -> list[bytes]:
         name, name_crc = self._name, self._name_crc
-        return [_entry(name, name_crc, frame) for frame in frames]
+        return [entry_of(name, name_crc, frame) for frame in frames]
 
     def _written(self, frames: list[bytes], upto: int) -> None:
         self.frames.extend(frames)
@@ -455,7 +302,7 @@ class Syncer:
         """In the writer thread: the round's one write, then its one sync."""
         if faults.ACTIVE is not None:
             faults.before_write(self.path, self._fd, data, tables)
-        _write_fully(self._fd, data)
+        write_fully(self._fd, data)
         self.size += len(data)
         if faults.ACTIVE is not None:
             faults.before_sync(self.path, tables)  # the round's sync comes next: a kill here, or an fsync error
@@ -506,7 +353,7 @@ class Syncer:
             except OSError as exc:
                 failed[journal] = exc
         ends = b"".join(encode_entry(j.table_id, b"") for j in finished if j not in failed)
-        _write_fully(self._fd, ends)
+        write_fully(self._fd, ends)
         self.size += len(ends)
         return failed
 
@@ -526,8 +373,3 @@ class Syncer:
         self.checkpoints += 1
         self.log.info("checkpoint", tables=len(live), bytes=self.size,
                       ms=round((time.perf_counter() - started) * 1000, 1))
-
-
-def read_table(path: str, table_id: str) -> list[dict[str, Any]]:
-    """An unfinished table's records in the log at ``path`` (none if it has none, or is finished)."""
-    return decode_frames(read_log(path).tables.get(table_id, []), f"{table_id} in {path}")

@@ -17,12 +17,13 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NotRequired, Protocol, TypedDict
 
 from protocol.errors import ProtocolError
 from protocol.schema import SchemaError
 from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
+from server.journal_format import CloseRecord, CmdRecord, JoinRecord, Record, TableRecord
 
 WAITING, RUNNING, OVER = "waiting", "running", "over"
 ANSWERS_KEPT = 256  # per seat: the answers to commands sent with a key, for a command sent again
@@ -30,6 +31,14 @@ TOKEN_ALPHABET = string.ascii_letters + string.digits  # never a leading "-": to
 TOKEN_LENGTH = 32  # about 190 bits
 
 Numbered = tuple[int, int, Event]  # (seq, server ms, event)
+
+
+class Answer(TypedDict):
+    """What an ``ok`` to a command says it made (``_made``)."""
+
+    seq: int
+    events: int
+    created: NotRequired[dict[str, int]]
 
 
 class Subscriber(Protocol):
@@ -57,13 +66,13 @@ class Seat:
     key: str | None = None  # the client's join key, if it gave one: the same join again gets this seat back
     # act key -> its answer: the ok's fields, or the refusal (kept in memory only: a refused command is not
     # journaled, so after a restart it is judged afresh)
-    answers: dict[str, dict[str, Any] | ProtocolError] = field(default_factory=dict)
+    answers: dict[str, Answer | ProtocolError] = field(default_factory=dict)
     # the session's (server.session): who holds the seat now, whether it wants views, whether anyone ever held it
     sub: Subscriber | None = None
     views: bool = True
     connected: bool = False
 
-    def remember(self, key: str, answer: dict[str, Any] | ProtocolError) -> None:
+    def remember(self, key: str, answer: Answer | ProtocolError) -> None:
         if len(self.answers) >= ANSWERS_KEPT:
             del self.answers[next(iter(self.answers))]  # the oldest
         self.answers[key] = answer
@@ -98,18 +107,20 @@ class Match:
         self.result: dict[str, Any] | None = None
         self.failure: Exception | None = None  # what stopped the match with server_error
         self.on_event: Callable[[Event], None] | None = None  # e.g. the runtime's log of notable events
-        self._records: list[dict[str, Any]] = []
+        self._records: list[Record] = []
         self._events: list[Numbered] = []  # numbered since the last take_events
 
     # ------------------------------------------------------------------ what comes out
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> TableRecord:
         """The journal's first record: everything needed to make this match again."""
-        head = {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count, "seed": self.seed,
-                "time_scale": self.time_scale, "options": self.options}
-        return {**head, "seeded": True} if self.seeded else head
+        head: TableRecord = {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count,
+                             "seed": self.seed, "time_scale": self.time_scale, "options": self.options}
+        if self.seeded:
+            head["seeded"] = True
+        return head
 
-    def take_records(self) -> list[dict[str, Any]]:
+    def take_records(self) -> list[Record]:
         records, self._records = self._records, []
         return records
 
@@ -131,7 +142,7 @@ class Match:
         seat = Seat(next(i for i in range(self.seat_count) if i not in taken), name, token or new_token(), key)
         self.seats.append(seat)
         self.seats.sort(key=lambda s: s.index)
-        record = {"k": "join", "name": name, "token": seat.token}
+        record: JoinRecord = {"k": "join", "name": name, "token": seat.token}
         if key is not None:
             record["key"] = key
         self._records.append(record)
@@ -150,7 +161,7 @@ class Match:
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
         self._publish([Event("game_started", at, {"seats": seats})], at)
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> dict[str, Any]:
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> Answer:
         """A seat's command; what its ``ok`` says (``_made``), or ``ProtocolError`` (``illegal_action`` with
         the game's reason) if refused."""
         if self.state == OVER:
@@ -167,10 +178,10 @@ class Match:
             self.rejected += 1
             raise ProtocolError("illegal_action", exc.message, reason=exc.code) from None
 
-    def command(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+    def command(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> Answer:
         """Apply a seat's command (``act`` checked it may come now); what its ``ok`` says."""
         assert self.engine is not None
-        record = {"k": "cmd", "at": at, "seat": seat, "command": command}
+        record: CmdRecord = {"k": "cmd", "at": at, "seat": seat, "command": command}
         if key is not None:
             record["key"] = key
         try:
@@ -227,7 +238,7 @@ class Match:
         """The organiser ends the table (or it expired): a running game stops where it is, with no winner."""
         if self.state == OVER:
             raise ProtocolError("bad_field", f"table: {self.id} has already ended")
-        record: dict[str, Any] = {"k": "close", "at": at}
+        record: CloseRecord = {"k": "close", "at": at}
         if ended != "closed":
             record["ended"] = ended
         self._records.append(record)
@@ -287,7 +298,7 @@ class Match:
     # ------------------------------------------------------------------ replay
 
     @classmethod
-    def replay(cls, records: list[dict[str, Any]]) -> "Match":
+    def replay(cls, records: list[Record]) -> "Match":
         """The match a journal describes, reached through the same steps it took live: a fold of the records.
 
         Raises ``ReplayMismatch`` when a recorded command is refused or a recorded result differs."""
@@ -323,16 +334,16 @@ def _adopt_result(match: Match, recorded: dict[str, Any]) -> None:
     match.rejected = recorded.get("rejected", match.rejected)
 
 
-def _made(before: int, after: int, created: dict[str, int]) -> dict[str, Any]:
+def _made(before: int, after: int, created: dict[str, int]) -> Answer:
     """What an ``ok`` says a command made: the seq of its first event (the table's seq when it made none), how
     many events it made, and the ids of what it created (an auction), if any."""
-    answer: dict[str, Any] = {"seq": before + 1 if after > before else before, "events": after - before}
+    answer: Answer = {"seq": before + 1 if after > before else before, "events": after - before}
     if created:
         answer["created"] = created
     return answer
 
 
-REPLAY_STEPS: dict[str, Callable[[Match, dict[str, Any]], object]] = {
+REPLAY_STEPS: dict[str, Callable[[Match, Any], object]] = {  # kind -> its input, given the record
     "join": lambda m, r: m.join(r["name"], r.get("at", 0), r["token"], r.get("key")),
     "leave": lambda m, r: m.leave(r["seat"]),
     "start": lambda m, r: m.start(r["at"]),

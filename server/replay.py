@@ -8,7 +8,7 @@ from typing import Callable
 from clients.narrate import seat_names
 from clients.watch import Spectator
 from server.games import words_for
-from server.journal import JournalCorrupt, read_journal
+from server.journal_format import JournalCorrupt, read_journal
 from server.match import Match, ReplayMismatch
 
 

@@ -22,7 +22,7 @@ from protocol.errors import ProtocolError
 from protocol.frames import ViewFrames, event_frame
 from protocol.views import player_view
 from server.games import Event
-from server.match import RUNNING, WAITING, Match, Seat, Subscriber
+from server.match import RUNNING, WAITING, Answer, Match, Seat, Subscriber
 
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
 
@@ -98,7 +98,7 @@ class Session:
             self._fan_out()  # whatever the match numbered before it refused
             self._send(sub, encode(messages.error(err, re=msg.get("id"), table=self.match.id)))
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> dict[str, Any]:
+    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> Answer:
         """A seat's command, as the match answers it (``Match.act``), its events sent to whoever may see them."""
         try:
             return self.match.act(seat, command, now, key)

@@ -1,8 +1,9 @@
 """Play a whole game in process at simulated time: no sleeping, no sockets.
 
-A discrete-event loop over a ``Match`` in a session with no subscribers (the same ones the live table drives): each player looks at the
-table a seeded "think time" after something happened and either sends a command or waits for the next
-event; the match's deadlines fire in between. The same arguments always give the same game, byte for byte.
+A discrete-event loop over a ``Match`` in a session with no subscribers (the same ones the live table drives):
+each player looks at the table a seeded "think time" after something happened and either sends a command or
+waits for the next event; the match's deadlines fire in between. The same arguments always give the same game,
+byte for byte.
 """
 
 from __future__ import annotations

@@ -33,14 +33,15 @@ from protocol.errors import ProtocolError
 from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
-from server.journal import Journal, decode_frames
+from server.journal import Journal
+from server.journal_format import Record, decode_frames
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
 from server.session import REPLAY_LIMIT, Session
 
 if TYPE_CHECKING:
     from server.connection import Connection
 
-Records = Callable[[], list[dict[str, Any]]]  # a table's records, read in a worker thread (server.history)
+Records = Callable[[], list[Record]]  # a table's records, read in a worker thread (server.history)
 
 __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
 
@@ -234,7 +235,7 @@ class Table(_Shell):
         if request.kind == "join" and self.expiry_ms is not None:  # someone came: it may wait as long again
             self.expires_ms = now + self.expiry_ms
 
-    def _release(self, records: list[dict[str, Any]], frames: list[tuple[Subscriber, bytes]]) -> None:
+    def _release(self, records: list[Record], frames: list[tuple[Subscriber, bytes]]) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""
         if self.journal is None:
             _send_all(frames)

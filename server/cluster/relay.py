@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 ASK_TIMEOUT_MS = 3000
 REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after this
 RESUBSCRIBE_MS = 1000  # the wait before subscribing again after Redis went away
-TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}
 _BULLETIN_DATA = AnyMap(256)
 _CONNECTIONS = List(messages.CONNECTION_SUMMARY, 100_000)
 _CONN_ID = Int(1, 2**62)
@@ -77,7 +76,7 @@ class Relay:
     def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
         """Send the organiser's pause, unpause or close of a table another worker holds to that worker."""
         worker = names.worker_of(msg["table"])
-        if worker is None or worker == self.worker or msg["action"] not in TABLE_ADMIN:
+        if worker is None or worker == self.worker or msg["action"] not in messages.TABLE_ADMIN:
             return False
         ask = {"op": "admin", "action": msg["action"], "table": msg["table"]}
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
@@ -253,7 +252,7 @@ class Relay:
     def _admin(self, note: dict[str, Any]) -> None:
         key = self._reply_key(note)
         action, table_id = note.get("action"), messages.TABLE.check(note.get("table"), "table")
-        if action not in TABLE_ADMIN:
+        if action not in messages.TABLE_ADMIN:
             raise ValueError(f"no admin action {str(action)[:32]!r}")
         table = self.lobby.tables.get(table_id)
         if table is None:
@@ -261,7 +260,8 @@ class Relay:
             self.lobby.nursery.start_soon(self._answer, key, {"frame": answer})
             return
         self.log.info("admin_request", action=action, table=table_id, asked=True)
-        table.submit(Request(TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id}))  # type: ignore
+        request = Request(messages.TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id})  # type: ignore
+        table.submit(request)
 
     def _kick(self, note: dict[str, Any]) -> None:
         key = self._reply_key(note)

@@ -71,6 +71,7 @@ class Director:
     _round: trio.Nursery | None = None  # where the current round's bots run
     _stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
     seats: SeatWatch | None = None  # who is connected; None without the admin token
+    _shown: str = ""  # the standings last printed: the same again (a round's last result, then its end) is not
     log: Any = field(default_factory=lambda: logs.get(part="director"))
 
     def __post_init__(self) -> None:
@@ -254,7 +255,10 @@ class Director:
         if self.cfg.live:
             redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place ...
             tables = render_tables(snap, self.seats, trio.current_time())  # ... and keeps the tokens on screen
-            self.out(redraw + render_standings(doc) + (f"\n\n{tables}" if tables and redraw else ""))
+            shown = redraw + render_standings(doc) + (f"\n\n{tables}" if tables and redraw else "")
+            if shown != self._shown:
+                self._shown = shown
+                self.out(shown)
 
     # ------------------------------------------------------------------ the organiser's console
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol import messages as messages_module
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ERROR_CODES, FATAL_CODES, ProtocolError
 from protocol.messages import (
@@ -375,3 +376,24 @@ def test_server_examples_in_spec_fit_catalogue():
         assert example.pop("type") == kind
         assert spec.check(example) == example
     assert json_examples(section(section(SPEC, "## Server messages"), "### error"))[0]["code"] in ERROR_CODES
+
+
+# --- request kinds, spelled once -----------------------------------------------------------------------
+
+
+def test_table_requests_and_admin_actions_are_declared_once_in_the_catalogue():
+    from server import session
+
+    assert set(messages_module.TABLE_REQUESTS) <= set(CLIENT_MESSAGES)
+    assert messages_module.ADMIN_ACTIONS == (*messages_module.TABLE_ADMIN, *messages_module.SERVER_ADMIN)
+    internal = {"detach", "expire"}  # the connection's and the lobby's own, never sent by a client
+    assert set(session.REQUESTS) == {*messages_module.TABLE_REQUESTS, *messages_module.TABLE_ADMIN.values(),
+                                     *internal}
+
+
+def test_the_organisers_table_requests_are_spelled_in_the_server_only_where_they_are_handled():
+    """Each comes from protocol.messages.TABLE_ADMIN; the session's handlers are checked against it above. A
+    second map of actions to requests (as connection.py and cluster/relay.py each had) is what this catches."""
+    for kind in messages_module.TABLE_ADMIN.values():
+        spelled = {str(p.relative_to(ROOT)) for p in (ROOT / "server").rglob("*.py") if f'"{kind}"' in p.read_text()}
+        assert spelled == {"server/session.py"}, kind

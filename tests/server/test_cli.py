@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from server import cli_examples as examples
 from server.cli import main
+from tests.server.test_cli_errors import ROOT, TIMEOUT_S, Cli, _sigint_by_default, tables, wait_for
 
 JSON_KEYS = {"game", "seed", "players", "winners", "dollars", "company_dollars", "actions", "game_ms"}
 
@@ -207,3 +216,119 @@ def test_an_empty_or_blank_admin_token_file_is_refused_in_one_line(capsys, tmp_p
     status, out, err = run(capsys, *argv, "--admin-token-file", str(token_file))
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "admin token file is empty or blank" in err
+
+
+# ---------------------------------------------------------------- every --help's examples, run as written
+
+
+def help_examples(command: str) -> list[str]:
+    """The example command lines ``parsimonia [COMMAND] --help`` ends with, their ``# ...`` notes left out."""
+    shown = subprocess.run([sys.executable, "-m", "server.cli", *([command] if command else []), "--help"],
+                           cwd=ROOT, text=True, capture_output=True, timeout=TIMEOUT_S, check=True).stdout
+    head, _, tail = shown.partition(f"\n{examples.HEAD}\n")
+    lines = [line.strip() for line in tail.splitlines()]
+    assert head and lines and all(line.startswith("parsimonia ") for line in lines), shown
+    return [line.split(" #", 1)[0].strip() for line in lines]
+
+
+class Examples:
+    """Runs example lines in a shell in a fresh directory standing for a fresh clone (its ``examples/`` linked in),
+    with the venv's ``bin`` first on PATH, as an activated venv has it, and ``PARSIMONIA_URL`` naming the test's
+    server when there is one (on 127.0.0.1, port 0). Two things are changed in a line, for the test only: the
+    default ws://127.0.0.1:8765 becomes that server's URL, and a ``--port`` other than 0 becomes ``--port 0``."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.cwd = tmp_path
+        (tmp_path / "examples").symlink_to(ROOT / "examples")
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("PARSIMONIA_")}
+        self.env = {**environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{environ.get('PATH', '')}",
+                    "PYTHONPATH": str(ROOT)}
+        self.url: str | None = None
+        self.server: Cli | None = None
+        self.background: list[tuple[str, subprocess.Popen[str]]] = []
+
+    def serve(self) -> None:
+        """A server as a user starts one, its data in ./data (the default), on a free port."""
+        self.server = Cli("serve", "--port", "0", "--log-level", "warning", cwd=self.cwd)
+        port = re.search(r"ws://127\.0\.0\.1:(\d+)", self.server.line())
+        assert port
+        self.url = f"ws://127.0.0.1:{port.group(1)}"
+        self.env["PARSIMONIA_URL"] = self.url
+
+    def adapt(self, line: str) -> str:
+        if self.url is not None:
+            line = line.replace("ws://127.0.0.1:8765", self.url)
+        return re.sub(r"--port [1-9]\d*", "--port 0", line)
+
+    def start(self, line: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(["bash", "-c", self.adapt(line)], cwd=self.cwd, env=self.env, text=True,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_sigint_by_default)
+
+    def seated(self) -> int:
+        return sum(t["taken"] for t in tables(self.url)) if self.url else 0
+
+    def run(self, lines: list[str], *, wait: bool = True) -> None:
+        """Each line to its end, in order; one ending in ``&`` in the background (the next starts once it has taken
+        its seat, as a person's typing would wait for it), all of those awaited at the end unless not ``wait``."""
+        for line in lines:
+            if line.endswith("&"):
+                before = self.seated()
+                self.background.append((line, self.start(line[:-1])))
+                if self.url:
+                    wait_for(lambda: self.seated() > before)
+                continue
+            proc = self.start(line)
+            out, err = proc.communicate(timeout=WHOLE_S)
+            assert proc.returncode == 0 and "Traceback" not in err, f"{line}\n{out}\n{err}"
+            assert out.strip(), f"{line}: printed nothing"
+        if wait:
+            self.wait()
+
+    def wait(self) -> None:
+        while self.background:
+            line, proc = self.background.pop(0)
+            out, err = proc.communicate(timeout=WHOLE_S)
+            assert proc.returncode == 0 and "Traceback" not in err, f"{line}\n{out}\n{err}"
+
+    def stop(self) -> None:
+        for _, proc in self.background:
+            proc.kill()
+            proc.communicate()
+        if self.server is not None:
+            self.server.stop()
+
+
+WHOLE_S = 180  # for one example line: the longest, the duel tournament, takes about 15 s on an idle machine
+NEEDS_A_SERVER = {"bot", "demo", "watch", "tables", "replay"}
+
+
+@pytest.fixture
+def example_runner(tmp_path: Path) -> Iterator[Examples]:
+    runner = Examples(tmp_path)
+    yield runner
+    runner.stop()
+
+
+@pytest.mark.parametrize("command", ["", "simulate", "serve", "bot", "demo", "watch", "tables", "replay", "tournament",
+                                     "bench"])
+def test_every_example_a_commands_help_ends_with_runs_as_written(example_runner, command):
+    lines = help_examples(command)
+    if command == "serve":  # each runs until Ctrl-C: it must say where it listens first
+        for line in lines:
+            proc = example_runner.start(line)
+            assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT_S)
+            banner = proc.stdout.readline() if ready else ""
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=TIMEOUT_S)
+            assert banner.startswith("Parsimonia server on ws://") and proc.returncode == 0, f"{line}\n{banner}{err}"
+        return
+    if command in NEEDS_A_SERVER:
+        example_runner.serve()
+    if command == "watch":  # a game at t1 to watch: the bot examples', played meanwhile
+        example_runner.run([line if line.endswith("&") else line + " &" for line in help_examples("bot")], wait=False)
+    if command == "replay":  # a game finished at t1 first: the bot examples' again
+        example_runner.run(help_examples("bot"))
+        wait_for(lambda: (example_runner.cwd / "data" / "replays" / "t1.journal").exists())
+    example_runner.run(lines)

@@ -95,6 +95,17 @@ async def test_bot_league_plays_every_round_to_the_end(tmp_path):
     assert not [p for p in export.rglob("*") if p.name == SECRET_FILE]
 
 
+async def test_the_organisers_terminal_shows_the_standings_once_a_round(tmp_path):
+    """Not again between the round's last result and its end: the same table twice (#20)."""
+    roster = write_roster(tmp_path / "duel.toml", entrants=2, rounds=2, table_size=2)
+    cfg = DirectorConfig(roster=str(roster), data_dir=str(tmp_path / "data"), port=0, time_scale=600, live=True)
+    lines: list[str] = []
+    with trio.fail_after(120):
+        await run_tournament(cfg, lines.append)
+    headings = [line.splitlines()[0] for line in lines if ": after round " in line]
+    assert [h.rsplit(": ", 1)[1] for h in headings] == ["after round 0 of 2", "after round 1 of 2", "after round 2 of 2"]
+
+
 async def test_a_second_director_on_a_data_directory_in_use_stops_before_touching_it(tmp_path):
     roster = write_roster(tmp_path / "league.toml", entrants=4, rounds=1, table_size=2)
     data = tmp_path / "data"
