@@ -1,4 +1,5 @@
-"""The sans-IO match, driven with list-backed subscribers and integer time: no sockets, no trio."""
+"""The sans-IO match, driven through its session (server/session.py) with list-backed subscribers and integer
+time, and replayed from its records: no sockets, no trio."""
 
 from __future__ import annotations
 
