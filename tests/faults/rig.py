@@ -54,6 +54,8 @@ class ListSocket:
         self.sent: list[dict[str, Any]] = []
         self.queued = 0
         self.last_heard = trio.current_time()
+        self.rtt_ms: int | None = None  # no pings of ours are timed here (a pong never comes)
+        self.rtt_last_ms: int | None = None
         self.close_code: int | None = None
         self.close_reason = ""
         self._ready: list[bytes | str] = []  # frames wait_input took, for receive_nowait
