@@ -21,12 +21,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.descriptors import capacity, raise_open_files_limit
 
     logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
-    try:
-        admin_token = admin_token_from(args.admin_token_file)
-        _arm_fault()
-    except (OSError, ValueError) as exc:
-        print(f"parsimonia serve: {exc}", file=sys.stderr)
-        return 2
+    admin_token = _admin_token(args, "serve")
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -184,12 +179,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from server.tournament.store import StoreError
 
     logs.configure(level=logging.WARNING)
-    try:
-        admin_token = admin_token_from(args.admin_token_file)
-        _arm_fault()
-    except (OSError, ValueError) as exc:
-        print(f"parsimonia tournament: {exc}", file=sys.stderr)
-        return 2
+    admin_token = _admin_token(args, "tournament")
     cfg = DirectorConfig(
         roster=args.roster, data_dir=args.data, url=args.url, host=args.host, port=args.port,
         time_scale=args.time_scale, admin_token=admin_token, seed=args.seed, live=not args.json,
@@ -213,3 +203,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     return run_from_args(args)
 
+
+def _admin_token(args: argparse.Namespace, command: str) -> str | None:
+    """The admin token from ``--admin-token-file`` (None without one), with the crash campaign's fault armed; a
+    file that cannot be read or holds no token ends the command with one line and status 2."""
+    try:
+        admin_token = admin_token_from(args.admin_token_file)
+        _arm_fault()
+    except (OSError, ValueError) as exc:
+        print(f"parsimonia {command}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return admin_token
