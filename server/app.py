@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import itertools
 import socket
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -85,7 +85,6 @@ class Server:
         self.own_port: int | None = None  # a cluster worker's own port
         self.cluster: ClusterNode | None = None  # on a cluster, once it runs
         self.connections: dict[int, Connection] = {}
-        self.first_pings: deque[tuple[float, Connection]] = deque()  # see connection.time_round_trips
         self.connection_ids = itertools.count(1 if config.cluster is None else config.cluster.first_connection_id)
         self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
         self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
@@ -123,7 +122,7 @@ class Server:
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
-                nursery.start_soon(time_round_trips, self.connections, self.first_pings, cfg.client.rtt_ping_s)
+                nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:
                     self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)

@@ -21,7 +21,6 @@ connections at a time: a reader woken by a timer to send one cost the server fou
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -48,11 +47,6 @@ REPLAY_ROOM = REPLAY_LIMIT + 2
 REPLAY_ROOM_BYTES = 4 << 20
 POLICY_VIOLATION = 1008
 ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
-# A connection's first timed ping goes this long after its welcome, not with it: trio-websocket (0.12.2, the SDK's
-# client) fails its reader when a ping comes while it closes (python-trio/trio-websocket#184: it answers with a
-# pong wsproto refuses, and the error leaks a Cancelled into the caller), and a client that says hello, asks one
-# thing and closes (the CLI, the SDK's request_once) is gone before then.
-FIRST_PING_S = 1.0
 
 
 class Connection:
@@ -274,8 +268,8 @@ class Connection:
         self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
                                    display={name: manifest.display() for name, manifest in MANIFESTS.items()}))
         self.welcomed = True
-        if self.client.rtt_ping_s > 0:  # its first round trip, timed soon (see time_round_trips)
-            self.server.first_pings.append((trio.current_time() + FIRST_PING_S, self))
+        if self.client.rtt_ping_s > 0:  # its first round trip, timed at once
+            self.ws.ping()
         return True
 
     def _dispatch(self, raw: dict[str, Any]) -> Coroutine[Any, Any, None] | None:
@@ -420,11 +414,10 @@ class Connection:
                 "tables": sorted(self.tables), "seats": seats, **self.round_trip()}
 
 
-async def time_round_trips(connections: dict[int, Connection], first: deque[tuple[float, Connection]],
-                           every_s: float) -> None:
+async def time_round_trips(connections: dict[int, Connection], every_s: float) -> None:
     """Ping every welcomed connection once per ``every_s`` (none if 0) to time its round trip, a slice of them each
-    ``ROUND_TRIP_TICK_S``, never all in one burst. A connection that came during a cycle waits for the next, but
-    its first ping goes ``FIRST_PING_S`` after its welcome (``first``: when, in order, and to whom)."""
+    ``ROUND_TRIP_TICK_S``, never all in one burst. A connection that came during a cycle waits for the next (its
+    first ping went with its welcome)."""
     if every_s <= 0:
         return
     ticks = max(1, round(every_s / ROUND_TRIP_TICK_S))
@@ -432,11 +425,6 @@ async def time_round_trips(connections: dict[int, Connection], first: deque[tupl
         cycle = list(connections.values())
         per_tick = -(-len(cycle) // ticks)
         for tick in range(ticks):
-            now = trio.current_time()
-            while first and first[0][0] <= now:
-                conn = first.popleft()[1]
-                if not conn.closed:
-                    conn.ws.ping()
             for conn in cycle[tick * per_tick:(tick + 1) * per_tick]:
                 if conn.welcomed and not conn.closed:
                     conn.ws.ping()

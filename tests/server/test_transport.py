@@ -167,7 +167,7 @@ async def test_the_server_times_its_pings_pongs_last_and_smoothed_and_an_unasked
     wire.pings = True
     ws = next(iter(server.connections.values())).ws
     for delay_s, last, smoothed in ((0.120, 120, 120), (0.040, 40, 100), (0.040, 40, 85)):
-        ping = await wire.event()  # the first a second after the hello is answered, then one every 5 s
+        ping = await wire.event()  # the first once the hello is answered, then one every 5 s
         assert isinstance(ping, Ping)
         await trio.sleep(delay_s)
         await wire.send(b"not the ping's payload", PONG)  # unasked (RFC 6455 allows it): it times nothing
