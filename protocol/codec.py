@@ -35,8 +35,11 @@ class Limits:
 _LIMIT_HIT = re.compile(r"exceeds max_(str|bin|array|map|ext)_len")
 
 
+_packer = msgpack.Packer(use_bin_type=True)  # one for every frame: packb makes (and allocates) one a call
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return msgpack.packb(message, use_bin_type=True)
+    return _packer.pack(message)
 
 
 def decode(frame: bytes | str, limits: Limits = Limits()) -> dict[str, Any]:

@@ -185,6 +185,12 @@ def reply(kind: str, re: int | None, **body: Any) -> dict[str, Any]:
     return _build(kind, SERVER_REPLIES[kind], body, re)
 
 
+def ok(re: int | None, answer: dict[str, Any]) -> dict[str, Any]:
+    """The ``ok`` to a command, built without a pass of the schema: it is the hot path's reply, and ``answer`` is
+    the match's own (``server.match.Answer``), which the tests check against ``SERVER_REPLIES["ok"]``."""
+    return {"type": "ok", **answer} if re is None else {"type": "ok", "re": re, **answer}
+
+
 def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> dict[str, Any]:
     """``display``: each game the server runs, by name, with what a client shows of it (its title, its currency)."""
     return reply(

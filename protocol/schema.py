@@ -136,23 +136,28 @@ class Record:
 
     required: dict[str, Any]
     optional: dict[str, Any] = field(default_factory=dict)
+    known: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "known", frozenset(self.required) | frozenset(self.optional))
 
     def check(self, value: Any, path: str = "") -> dict:
         if not isinstance(value, dict):
             raise _type_error(path or "message", "a map", value)
+        if not self.known.issuperset(value):  # a key that is not a string or not a field: say which
+            for key in value:
+                if not isinstance(key, str):
+                    raise SchemaError("bad_field", path, "map keys must be strings")
+                if key not in self.known:
+                    raise SchemaError("unknown_field", _join(path, key), "unknown field")
         out: dict[str, Any] = {}
-        for key in value:
-            if not isinstance(key, str):
-                raise SchemaError("bad_field", path, "map keys must be strings")
-            if key not in self.required and key not in self.optional:
-                raise SchemaError("unknown_field", _join(path, key), "unknown field")
         for key, spec in self.required.items():
             if key not in value:
                 raise SchemaError("missing_field", _join(path, key), "required field is missing")
-            out[key] = spec.check(value[key], _join(path, key))
+            out[key] = spec.check(value[key], f"{path}.{key}" if path else key)
         for key, spec in self.optional.items():
             if key in value:
-                out[key] = spec.check(value[key], _join(path, key))
+                out[key] = spec.check(value[key], f"{path}.{key}" if path else key)
         return out
 
     def describe(self) -> str:

@@ -66,7 +66,10 @@ class Session:
         return {**summary, "seeded": True} if match.seeded else summary
 
     def seat_of(self, sub: Subscriber) -> Seat | None:
-        return next((s for s in self.match.seats if s.sub is sub), None)
+        for seat in self.match.seats:
+            if seat.sub is sub:
+                return seat
+        return None
 
     def subscribers(self) -> list[tuple[Subscriber, int | None]]:
         out: list[tuple[Subscriber, int | None]] = [(s.sub, s.index) for s in self.match.seats if s.sub is not None]
@@ -304,7 +307,7 @@ def _on_act(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
         s.match.rejected += 1  # refused again: each refused message counts, as the result reports
         raise answer
     if answer is not None:  # sent again: the first answer, and nothing changes
-        _reply(s, sub, "ok", msg, **answer)
+        s._send(sub, encode(messages.ok(msg.get("id"), answer)))
         return
     try:
         answer = s.match.act(seat.index, msg["command"], now, key)
@@ -312,7 +315,7 @@ def _on_act(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
         if key is not None and err.code == "illegal_action":
             seat.remember(key, err)
         raise
-    _reply(s, sub, "ok", msg, **answer)  # before what it caused
+    s._send(sub, encode(messages.ok(msg.get("id"), answer)))  # before what it caused
     s._fan_out()
 
 

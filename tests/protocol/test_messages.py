@@ -397,3 +397,12 @@ def test_the_organisers_table_requests_are_spelled_in_the_server_only_where_they
     for kind in messages_module.TABLE_ADMIN.values():
         spelled = {str(p.relative_to(ROOT)) for p in (ROOT / "server").rglob("*.py") if f'"{kind}"' in p.read_text()}
         assert spelled == {"server/session.py"}, kind
+
+
+@pytest.mark.parametrize("answer", [{"seq": 7, "events": 2}, {"seq": 7, "events": 0},
+                                    {"seq": 8, "events": 1, "created": {"auction": 3}}])
+@pytest.mark.parametrize("re", [None, 12])
+def test_an_ok_built_without_the_schema_is_what_the_schema_builds(answer, re):
+    built = messages_module.ok(re, dict(answer))
+    assert built == messages_module.reply("ok", re, **answer)
+    assert encode(built) == encode(messages_module.reply("ok", re, **answer))  # the same bytes, keys in order
