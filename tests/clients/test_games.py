@@ -38,6 +38,7 @@ def entry_points_in(site: Path) -> list[EntryPoint]:
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """The client registry as it is, given back after the test; ``tmp_path`` on the import path."""
+    games.client_games()  # the installed packages' looked up first: the copy has them, and they are not lost
     monkeypatch.setattr(games, "CLIENTS", dict(games.CLIENTS))
     monkeypatch.setattr(games, "PROBLEMS", [])
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -46,7 +46,7 @@ def test_the_projects_games_take_their_display_facts_from_their_client_halves():
 
 
 def test_a_game_registered_with_the_server_brings_its_client_half_to_the_clients(monkeypatch):
-    monkeypatch.setattr(clients.games, "CLIENTS", dict(clients.games.CLIENTS))
+    monkeypatch.setattr(clients.games, "CLIENTS", dict(clients.games.client_games()))
     half = ClientManifest(Sealed.NAME, currency="pts ")
     try:
         register(Sealed, half)
