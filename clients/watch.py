@@ -8,6 +8,7 @@ a table that is already over prints its result. This file knows no game's rules.
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any, Callable
 
 from trio_websocket import open_websocket_url
@@ -30,7 +31,7 @@ class Spectator:
         self.out = out
         self.static: dict[str, Any] | None = None
         self.names: list[str] = []
-        self.words: Any = None
+        self.words: ModuleType | None = None  # the game's words module (clients.words), if it has one
         self.started_at: int | None = None
         self.result: dict[str, Any] | None = None
         self.mid_game = True  # a first view of a game under way prints a summary of it
