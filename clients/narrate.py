@@ -1,13 +1,13 @@
 """Game-neutral words for people: clock readings, seat names, a result, and one progress line per turn
-for a bot. A game's own wording comes from ``server.games.words_for(game)``."""
+for a bot. A game's own wording comes from ``clients.games.words_for(game)``."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from clients.games import words_for
 from clients.players.base import Player
-from server.games import words_for
-from server.games.wording import clock
+from clients.words.common import clock
 
 
 def seat_names(seats: Any) -> list[str] | None:

@@ -1,23 +1,24 @@
 """``parsimonia watch``: follow a table as a spectator, for a second screen at a tournament.
 
 One line per event, stamped with the game time since the start; players by name, deadlines as "in 4:32",
-and the game's own wording when it has one (``server.games.words_for``). Joining mid-game prints a summary
+and the game's own wording when it has one (``clients.games.words_for``). Joining mid-game prints a summary
 of the state first (``--from-start``: every event since the table opened instead, paged with ``history``);
 a table that is already over prints its result. This file knows no game's rules.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any, Callable
 
 from trio_websocket import open_websocket_url
 
+from clients.games import words_for
 from clients.narrate import default_names, result_lines, seat_names
-from server.games.wording import clock
 from clients.sdk import MAX_REDIRECTS, ServerError, call, history
+from clients.words.common import clock
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
-from server.games import words_for
 
 SEAT_FIELDS = ("seat", "to", "winner", "seller", "current")
 TIME_FIELDS = ("deadline", "closes_at")
@@ -30,7 +31,7 @@ class Spectator:
         self.out = out
         self.static: dict[str, Any] | None = None
         self.names: list[str] = []
-        self.words: Any = None
+        self.words: ModuleType | None = None  # the game's words module (clients.words), if it has one
         self.started_at: int | None = None
         self.result: dict[str, Any] | None = None
         self.mid_game = True  # a first view of a game under way prints a summary of it

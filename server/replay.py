@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Callable
 
+from clients.games import words_for
 from clients.narrate import seat_names
 from clients.watch import Spectator
-from server.games import words_for
 from server.journal_format import JournalCorrupt, read_journal
 from server.match import Match, ReplayMismatch
 

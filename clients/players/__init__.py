@@ -1,7 +1,7 @@
 """The reference players, by kind and game. Each acts only through the commands a network client would send.
 
 ``random`` plays every game from the legal templates alone; a reasoned kind such as ``greedy`` is written for
-one game and named by that game's manifest (``server.games.manifest``), which says where its factory is.
+one game and named by that game's client half (``clients.games``), which says where its factory is.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import importlib
 from functools import cache
 from typing import Callable
 
-from server.games import MANIFESTS
+from clients.games import client_game, client_games
 
 from .base import Player, fill
 from .random_player import RandomPlayer
@@ -18,7 +18,7 @@ from .random_player import RandomPlayer
 ANY_GAME = "*"
 DEFAULT_GAME = "parsimonia"
 
-# kind -> game (or ANY_GAME) -> a factory taking a seed; beside these, the kinds each game's manifest names
+# kind -> game (or ANY_GAME) -> a factory taking a seed; beside these, the kinds each game's client half names
 PLAYERS: dict[str, dict[str, Callable[[int], Player]]] = {
     "random": {ANY_GAME: RandomPlayer},
 }
@@ -33,20 +33,22 @@ def _load(path: str) -> Callable[[int], Player]:
 def _factory(kind: str, game: str) -> Callable[[int], Player] | None:
     games = PLAYERS.get(kind, {})
     factory = games.get(game)
-    if factory is None and game in MANIFESTS and kind in MANIFESTS[game].players:
-        factory = _load(MANIFESTS[game].players[kind])
+    client = client_game(game)
+    if factory is None and client is not None and kind in client.players:
+        factory = _load(client.players[kind])
     return factory or games.get(ANY_GAME)
 
 
 def all_kinds() -> list[str]:
     """Every kind of reference player, for any game."""
-    named = [kind for manifest in MANIFESTS.values() for kind in manifest.players]
+    named = [kind for client in client_games().values() for kind in client.players]
     return list(dict.fromkeys([*PLAYERS, *named]))
 
 
 def kinds_for(game: str) -> list[str]:
     """The kinds of reference player that can play ``game``."""
-    named = MANIFESTS[game].players if game in MANIFESTS else {}
+    client = client_game(game)
+    named = client.players if client is not None else {}
     return [*(kind for kind, games in PLAYERS.items() if game in games or ANY_GAME in games),
             *(kind for kind in named if kind not in PLAYERS)]
 

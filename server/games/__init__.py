@@ -1,17 +1,18 @@
 """The game engines, by name. Every engine keeps the contract in ``server.games.base``.
 
 ``GAMES`` is the registry the runtime, the tools and the tournament look games up in; ``MANIFESTS`` holds what
-each game's package declares besides its engine (``server.games.manifest``: its words, its reference players, its
-display facts). The project's games are registered here; a game from another package is found through its entry
-point (``discover``, run once on import); a test may ``register`` a toy game directly.
+each game's package declares besides its engine (``server.games.manifest``: its client half, with its words, its
+reference players, its display facts). The project's games are registered here; a game from another package is
+found through its entry point (``discover``, run once on import); a test may ``register`` a toy game directly. A
+game registered here brings its client half to the clients of this process (``clients.games.add``).
 """
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
-from types import ModuleType
 from typing import Any
+
+import clients.games
 
 from .base import Event, Game, IllegalAction, Option, Outcome
 from .manifest import GROUP, Manifest
@@ -22,16 +23,18 @@ PROBLEMS: list[str] = []  # entry points that could not be loaded, one line each
 DEFAULT_GAME = "parsimonia"
 
 
-def register(cls: type[Game], words: str | None = None) -> type[Game]:
-    """Make ``cls`` playable under ``cls.NAME``; ``words``: the dotted path of its words module."""
-    add(Manifest(cls, words))
+def register(cls: type[Game], client: clients.games.ClientManifest | None = None) -> type[Game]:
+    """Make ``cls`` playable under ``cls.NAME``; ``client``: its client half (its words, players, currency)."""
+    add(Manifest(cls, client))
     return cls
 
 
 def add(manifest: Manifest) -> Manifest:
-    """Make the game of ``manifest`` playable under its name."""
+    """Make the game of ``manifest`` playable under its name, and known to this process's clients."""
     GAMES[manifest.name] = manifest.game
     MANIFESTS[manifest.name] = manifest
+    if manifest.client is not None:
+        clients.games.add(manifest.client)
     return manifest
 
 
@@ -67,12 +70,6 @@ def new_game(name: str, players: int, seed: int, options: Any = None, time_scale
     return game_class(name).create(players, seed, options, time_scale, start_ms)
 
 
-def words_for(game: str) -> ModuleType | None:
-    """The module that puts ``game``'s events and views into words, or None for a game without one."""
-    manifest = MANIFESTS.get(game)
-    return importlib.import_module(manifest.words) if manifest is not None and manifest.words else None
-
-
 # after register: the registry knows nothing of the games
 from .kupcy import MANIFEST as KUPCY  # noqa: E402
 from .parsimonia import MANIFEST as PARSIMONIA  # noqa: E402
@@ -83,4 +80,4 @@ for _manifest in (PARSIMONIA, KUPCY, TULIPS):
 discover()
 
 __all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "MANIFESTS", "Manifest", "Option", "Outcome",
-           "add", "discover", "game_class", "new_game", "register", "words_for"]
+           "add", "discover", "game_class", "new_game", "register"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import trio
 
+from clients.games import words_for
 from clients.players import make_player
 from clients.sdk import BotSession, ServerError, request_once
 from clients.watch import Spectator, watch
-from server.games import words_for
 from tests.server.conftest import SHORT, _quiet_server_logs, server, url  # noqa: F401 (fixtures)
 
 NAMES = ["Ada", "Bob"]

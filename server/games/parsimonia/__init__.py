@@ -1,11 +1,12 @@
 """Parsimonia: open-outcry auctions of resource and tourists cards against the clock."""
 
+from clients.games import PARSIMONIA
+
 from ..manifest import Manifest
 from .config import Config
 from .deck import Deck
 from .engine import Parsimonia
 
-MANIFEST = Manifest(Parsimonia, words="server.games.parsimonia.words", currency="$",
-                    players={"greedy": "clients.players.parsimonia:GreedyPlayer"})
+MANIFEST = Manifest(Parsimonia, client=PARSIMONIA)
 
 __all__ = ["Config", "Deck", "MANIFEST", "Parsimonia"]

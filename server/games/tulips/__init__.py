@@ -1,11 +1,12 @@
 """Gift of Tulips: keep, give or add tulips against a moving festival ranking; the Secret Festival decides."""
 
+from clients.games import TULIPS
+
 from ..manifest import Manifest
 from .config import Config
 from .deck import Deck
 from .engine import Tulips
 
-MANIFEST = Manifest(Tulips, words="server.games.tulips.words", currency="",
-                    players={"greedy": "clients.players.tulips:TulipsGreedy"})
+MANIFEST = Manifest(Tulips, client=TULIPS)
 
 __all__ = ["Config", "Deck", "MANIFEST", "Tulips"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.games import words_for
+from clients.games import words_for
 from server.simulate import simulate
 
 NAMES = ["ada", "bob", "cy"]

@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from server.games.wording import clock, seat_name
+from clients.words.common import clock, seat_name
 
 AUCTION_CLOSE_REASONS = {"seller": "by the seller", "quiet": "no bid for a while", "quit": "the seller quit",
                          "game_over": "the game ended"}
@@ -21,26 +22,26 @@ STEPS = {"decide": "to pair or auction the drawn card", "drawn_auction": "auctio
          "place": "to place the unsold card", "main": "free to auction or end the turn"}
 
 
-def _name(names: list[str], seat: int | None) -> str:
+def _name(names: Sequence[str], seat: int | None) -> str:
     return seat_name(names, seat, none="the Company")
 
 
-def _card(static: dict[str, Any], card: int | None) -> str:
+def _card(static: Mapping[str, Any], card: int | None) -> str:
     for cid, kind, kind_type, profit in static.get("cards", ()):
         if cid == card:
             return f"type-{kind_type} {kind} (${profit})"
     return f"card {card}"
 
 
-def _lot(static: dict[str, Any], lot: list[int]) -> str:
+def _lot(static: Mapping[str, Any], lot: list[int]) -> str:
     return " + ".join(_card(static, c) for c in lot)
 
 
-def _money(names: list[str], dollars: list[int]) -> str:
+def _money(names: Sequence[str], dollars: list[int]) -> str:
     return ", ".join(f"{_name(names, s)} ${d}" for s, d in enumerate(dollars))
 
 
-def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) -> str | None:
+def describe(event: Mapping[str, Any], static: Mapping[str, Any], names: Sequence[str]) -> str | None:
     kind, at = event.get("type"), event.get("at", 0)
     seat = _name(names, event.get("seat"))
     if kind == "opening_ended":
@@ -108,12 +109,12 @@ def score(value: int) -> str:
     return f"${value}"
 
 
-def started_at(view: dict[str, Any], static: dict[str, Any]) -> int | None:
+def started_at(view: Mapping[str, Any], static: Mapping[str, Any]) -> int | None:
     deadline, game_ms = (view.get("deadlines") or {}).get("game"), static.get("config", {}).get("game_ms")
     return None if deadline is None or game_ms is None else deadline - game_ms
 
 
-def summary(view: dict[str, Any], names: list[str]) -> list[str]:
+def summary(view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     now, deadlines = view.get("now", 0), view.get("deadlines") or {}
     phase, players = view.get("phase"), view.get("players", [])
     head = f"turn {view['turn']}, {_name(names, view['current'])} to play" if phase == "turns" \

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from server.games.kupcy.words import card_name, summary
-
-from .conftest import ARB, G, M, RUS, make_game
+from clients.words.kupcy import card_name, summary
+from tests.games.kupcy.conftest import ARB, G, M, RUS, make_game
 
 
 def test_money_is_named_by_its_coin_as_the_page_names_it():

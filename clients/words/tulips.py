@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from server.games.wording import clock, seat_name
+from clients.words.common import clock, seat_name
 
 PLACE = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 
@@ -21,7 +22,7 @@ PLACE = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 _name = seat_name
 
 
-def _card(static: dict[str, Any], card: int | None) -> str:
+def _card(static: Mapping[str, Any], card: int | None) -> str:
     for cid, variety, value, _ in static.get("cards", ()):
         if cid == card:
             return f"{variety} {value}"
@@ -32,11 +33,11 @@ def _ranking(ranking: list[list[Any]]) -> str:
     return ", ".join(f"{v} {total}" for v, total in ranking)
 
 
-def _points(names: list[str], points: list[int]) -> str:
+def _points(names: Sequence[str], points: list[int]) -> str:
     return ", ".join(f"{_name(names, s)} {p}" for s, p in enumerate(points))
 
 
-def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) -> str | None:
+def describe(event: Mapping[str, Any], static: Mapping[str, Any], names: Sequence[str]) -> str | None:
     kind, at = event.get("type"), event.get("at", 0)
     seat = _name(names, event.get("seat"))
     if kind == "chosen":
@@ -75,11 +76,11 @@ def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) ->
     return None
 
 
-def started_at(view: dict[str, Any], static: dict[str, Any]) -> int | None:
+def started_at(view: Mapping[str, Any], static: Mapping[str, Any]) -> int | None:
     return view.get("started_at")
 
 
-def summary(view: dict[str, Any], names: list[str]) -> list[str]:
+def summary(view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     now, deadlines, phase = view.get("now", 0), view.get("deadlines") or {}, view.get("phase")
     players = view.get("players", [])
     if phase == "setup":

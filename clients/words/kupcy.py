@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from server.games.wording import clock, seat_name
+from clients.words.common import clock, seat_name
 
 ORIGINS = {"rus": "Rus", "byzantium": "Byzantine", "arabia": "Arabian", "west": "Western"}
 COINS = {"rus": "grivna", "byzantium": "solidus", "arabia": "dirham", "west": "thaler"}  # as the page says
@@ -26,7 +27,7 @@ NO_SALE = {"passed": "passes", "timeout": "lets the time run out", "no_goods": "
 _name = seat_name
 
 
-def card_name(static: dict[str, Any], card: int | None) -> str:
+def card_name(static: Mapping[str, Any], card: int | None) -> str:
     for cid, kind, origin, value, charter in static.get("cards", ()):
         if cid == card:
             if kind == "charter":
@@ -39,11 +40,11 @@ def card_name(static: dict[str, Any], card: int | None) -> str:
     return f"card {card}"
 
 
-def _cards(static: dict[str, Any], cards: list[int]) -> str:
+def _cards(static: Mapping[str, Any], cards: list[int]) -> str:
     return ", ".join(card_name(static, c) for c in cards) or "nothing"
 
 
-def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) -> str | None:
+def describe(event: Mapping[str, Any], static: Mapping[str, Any], names: Sequence[str]) -> str | None:
     kind, at = event.get("type"), event.get("at", 0)
     seat = _name(names, event.get("seat"))
     if kind == "split_chosen":
@@ -106,11 +107,11 @@ def describe(event: dict[str, Any], static: dict[str, Any], names: list[str]) ->
     return None
 
 
-def started_at(view: dict[str, Any], static: dict[str, Any]) -> int | None:
+def started_at(view: Mapping[str, Any], static: Mapping[str, Any]) -> int | None:
     return None
 
 
-def summary(view: dict[str, Any], names: list[str]) -> list[str]:
+def summary(view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     phase, players = view.get("phase"), view.get("players", [])
     head = PHASES.get(phase, str(phase))
     if phase in ("turns", "final"):
