@@ -90,12 +90,15 @@ def web_target() -> str:
 
 
 async def wait_line(path: Path, word: str, proc: trio.Process, timeout: float) -> str:
+    """The first line of the flooder's output ``path`` that starts with ``word``; fails at once when the flooder
+    ended without printing one, with what it wrote to stderr (``path`` with ``.err``)."""
     with trio.fail_after(timeout):
         while True:
+            ended = proc.returncode is not None  # before reading: what it printed before it ended is read below
             for line in path.read_text().splitlines() if path.exists() else []:
                 if line.startswith(word):
                     return line
-            assert proc.returncode is None or word == "RESULT", path.read_text()
+            assert not ended, (path.read_text(), path.with_suffix(".err").read_text()[-3000:])
             await trio.sleep(0.05)
 
 
