@@ -77,7 +77,8 @@ FLOODS = {
 # what make test runs: the stalled reader, and a few of the rest at small sizes
 SLICE = {"stalled": FLOODS["stalled"], "resume": Flood(1, 9.0, 1024), "creates": Flood(8, 5.0, 64),
          "sockets16": Flood(400, 5.0, 64, addresses=16), "http": Flood(150, 5.0, 16)}
-LIFTED = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000")
+LIFTED = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000",
+          "--max-http-requests-per-s", "1000000")
 # the floods run with the handshake and HTTP bounds lifted (they stand for many hosts): the rest meet the defaults
 LIFTED_FOR = {"idle", "busy", "busy16", "watchers", "watchers16", "bulletin", "bulletin16", "creates", "creates16"}
 
