@@ -38,15 +38,16 @@ TOO_MANY_HANDSHAKES = "too many WebSocket handshakes from this address; wait"
 RETRY = [("retry-after", "1")]  # a budget refused: it refills within the second
 
 
-def _unread_refusal(why: str) -> bytes:
+def _unread_refusal(why: str, retry: bool) -> bytes:
     """The 429 written at once to a connection refused as it is accepted, before anything of it is read."""
     body = f"{why}\n".encode()
     return (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
-            b"retry-after: 1\r\nconnection: close\r\n\r\n%s" % (len(body), body))
+            b"%sconnection: close\r\n\r\n%s" % (len(body), b"retry-after: 1\r\n" if retry else b"", body))
 
 
-_UNREAD_REFUSALS = {why: _unread_refusal(why) for why in
-                    (TOO_MANY_HTTP, FLOODED, TOO_MANY_REQUESTS, TOO_MANY_HANDSHAKES)}
+_UNREAD_REFUSALS = {TOO_MANY_HTTP: _unread_refusal(TOO_MANY_HTTP, False), FLOODED: _unread_refusal(FLOODED, False),
+                    TOO_MANY_REQUESTS: _unread_refusal(TOO_MANY_REQUESTS, True),
+                    TOO_MANY_HANDSHAKES: _unread_refusal(TOO_MANY_HANDSHAKES, True)}
 
 
 class ClusterNode(Protocol):
