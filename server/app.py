@@ -23,7 +23,7 @@ from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
-from server.transport.http import HttpConnection, text, wants_websocket, websocket_refusal
+from server.transport.http import RECEIVE_BYTES, HttpConnection, Response, text, wants_websocket, websocket_refusal
 from server.transport.listen import serve_tcp
 from server.transport.websocket import open_websocket
 from server.turns import Turns
@@ -31,9 +31,23 @@ from server.web import Web
 
 T = TypeVar("T")
 
-# sent, without waiting, to an address over its HTTP connections: it has not even been read
-_TOO_MANY_HTTP = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r\ncontent-length: 44\r\n"
-                  b"connection: close\r\n\r\ntoo many HTTP connections from this address\n")
+TOO_MANY_HTTP = "too many HTTP connections from this address"
+FLOODED = "this address flooded the server; wait and connect again"
+TOO_MANY_REQUESTS = "too many HTTP requests from this address; wait"
+TOO_MANY_HANDSHAKES = "too many WebSocket handshakes from this address; wait"
+RETRY = [("retry-after", "1")]  # a budget refused: it refills within the second
+
+
+def _unread_refusal(why: str, retry: bool) -> bytes:
+    """The 429 written at once to a connection refused as it is accepted, before anything of it is read."""
+    body = f"{why}\n".encode()
+    return (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+            b"%sconnection: close\r\n\r\n%s" % (len(body), b"retry-after: 1\r\n" if retry else b"", body))
+
+
+_UNREAD_REFUSALS = {TOO_MANY_HTTP: _unread_refusal(TOO_MANY_HTTP, False), FLOODED: _unread_refusal(FLOODED, False),
+                    TOO_MANY_REQUESTS: _unread_refusal(TOO_MANY_REQUESTS, True),
+                    TOO_MANY_HANDSHAKES: _unread_refusal(TOO_MANY_HANDSHAKES, True)}
 
 
 class ClusterNode(Protocol):
@@ -89,6 +103,7 @@ class Server:
         self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
         self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
         self._handshakes = AddressBuckets(config.client.handshakes_per_s, config.client.burst_s)
+        self._http_requests = AddressBuckets(config.client.http_requests_per_s, config.client.burst_s)
         # shared by each address's connections (server/connection.py)
         self.address_messages = AddressBuckets(config.client.address_messages_per_s, config.client.burst_s)
         self.address_bytes = AddressBuckets(config.client.address_bytes_per_s, config.client.burst_s)
@@ -125,11 +140,13 @@ class Server:
                 nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:
-                    self.port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.port)
-                else:  # the cluster's shared port (each worker takes some of its connections), and its own
-                    self.port = await nursery.start(partial(serve_tcp, reuse_port=True), self._handle, cfg.host,
+                    self.port = await nursery.start(partial(serve_tcp, admit=self._admit), self._handle, cfg.host,
                                                     cfg.port)
-                    self.own_port = await nursery.start(serve_tcp, self._handle, cfg.host, cfg.cluster.own_port)
+                else:  # the cluster's shared port (each worker takes some of its connections), and its own
+                    self.port = await nursery.start(partial(serve_tcp, reuse_port=True, admit=self._admit),
+                                                    self._handle, cfg.host, cfg.port)
+                    self.own_port = await nursery.start(partial(serve_tcp, admit=self._admit), self._handle, cfg.host,
+                                                        cfg.cluster.own_port)
                     self.cluster = cfg.cluster
                     await nursery.start(cfg.cluster.run, self)
                 self.log.info("listening", host=cfg.host, port=self.port, own_port=self.own_port)
@@ -138,22 +155,38 @@ class Server:
             if data is not None:
                 data.close()
 
-    async def _handle(self, stream: trio.SocketStream, sock: socket.socket, ip: str, peer: str) -> None:
-        """One TCP connection: HTTP requests (kept alive), or a WebSocket from its handshake to its close.
-        Whatever goes wrong with it stays with it: a client that vanishes mid-handshake, or a bug in
-        handling it, is logged and never stops the server.
+    def _admit(self, sock: socket.socket, ip: str) -> bool:
+        """Whether to serve a connection of ``ip`` just accepted (``server.transport.listen``). Refused there, with
+        a 429 written unread and no task started, so that a refusal costs almost nothing: when the address holds
+        ``http_connections_per_ip`` connections that are not WebSockets, was struck out for flooding, or has no
+        HTTP request or handshake budget left (what it would ask cannot be granted now; its budget refills within
+        a twentieth of a second). Admitted, it is counted at once: a batch accepted together is counted before
+        any of them is served."""
+        limits, now = self.config.client, trio.current_time()
+        if self._http_per_ip[ip] >= limits.http_connections_per_ip:
+            why = TOO_MANY_HTTP
+        elif self._struck_out.get(ip, 0.0) > now:
+            why = FLOODED
+        elif not self._http_requests.has(ip, now):
+            why = TOO_MANY_REQUESTS
+        elif not self._handshakes.has(ip, now):
+            why = TOO_MANY_HANDSHAKES
+        else:
+            self._http_per_ip[ip] += 1
+            return True
+        self._refused(ip, why)
+        try:
+            sock.send(_UNREAD_REFUSALS[why], socket.MSG_DONTWAIT)  # a new socket's buffer takes it, or it is lost
+            sock.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT)  # what came already (its request): else closing resets the
+            # connection, and the client may lose the 429
+        except OSError:
+            pass
+        return False
 
-        The address's connections are counted before any await: a thousand connections opened at once are
-        all counted before the first is served."""
-        if self._http_per_ip[ip] >= self.config.client.http_connections_per_ip:
-            self._refused(ip, "too many HTTP connections from this address")
-            try:
-                sock.send(_TOO_MANY_HTTP)  # the buffer of a new socket takes it at once, or it is lost
-            except OSError:
-                pass
-            await trio.aclose_forcefully(stream)
-            return
-        self._http_per_ip[ip] += 1
+    async def _handle(self, stream: trio.SocketStream, sock: socket.socket, ip: str, peer: str) -> None:
+        """One TCP connection, admitted (``_admit``, which counted it): HTTP requests (kept alive), or a WebSocket
+        from its handshake to its close. Whatever goes wrong with it stays with it: a client that vanishes
+        mid-handshake, or a bug in handling it, is logged and never stops the server."""
         upgraded = False
         try:
             http = HttpConnection(stream, gate=partial(self._in_turn, ip))
@@ -166,6 +199,11 @@ class Server:
                         await self._websocket(http, request, sock, ip, peer)
                         return
                     await http.respond(request, refusal, close=True)
+                    return
+                if not self._http_requests.take(ip, 1, trio.current_time()):
+                    self._refused(ip, TOO_MANY_REQUESTS)
+                    await http.respond(request, Response(429, f"{TOO_MANY_REQUESTS}\n".encode(), headers=RETRY),
+                                       close=True)
                     return
                 if not await http.respond(request, await self.web.respond(request, http.gate)):
                     return
@@ -206,17 +244,15 @@ class Server:
             self._refused(ip, "too many connections from this address")
             await http.respond(request, text(429, "too many connections from this address\n"), close=True)
             return
-        if self._struck_out.get(ip, 0.0) > trio.current_time():
-            self._refused(ip, "this address flooded the server")
-            await http.respond(request, text(429, "this address flooded the server; wait and connect again\n"),
-                               close=True)
+        if self._struck_out.get(ip, 0.0) > trio.current_time():  # struck out while this one was under way
+            self._refused(ip, FLOODED)
+            await http.respond(request, text(429, f"{FLOODED}\n"), close=True)
             return
         if not self._handshakes.take(ip, 1, trio.current_time()):
-            self._refused(ip, "too many handshakes from this address")
-            await http.respond(request, text(429, "too many WebSocket handshakes from this address; wait\n"),
-                               close=True)
+            self._refused(ip, TOO_MANY_HANDSHAKES)
+            await http.respond(request, Response(429, f"{TOO_MANY_HANDSHAKES}\n".encode(), headers=RETRY), close=True)
             return
-        self._per_ip[ip] += 1  # before the handshake's await: see _handle
+        self._per_ip[ip] += 1  # before the handshake's await: see _admit
         try:
             received = await http.switch_to_websocket(request)
             cfg = self.config

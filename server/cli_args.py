@@ -191,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="other TCP connections (HTTP, handshakes under way) one address may hold at once")
     serve.add_argument("--max-handshakes-per-s", type=positive_float, default=limits.handshakes_per_s,
                        help="WebSocket handshakes one address may make per second (2 s burst)")
+    serve.add_argument("--max-http-requests-per-s", type=positive_float, default=limits.http_requests_per_s,
+                       help="plain HTTP requests (pages, /metrics) one address may make per second (2 s burst)")
     serve.add_argument("--max-address-messages-per-s", type=positive_float, default=limits.address_messages_per_s,
                        help="messages all the connections of one address may send per second together (2 s burst)")
     serve.add_argument("--max-address-bytes-per-s", type=positive_float, default=limits.address_bytes_per_s,

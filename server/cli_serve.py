@@ -36,6 +36,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             connections_per_ip=args.max_connections_per_ip,
             http_connections_per_ip=args.max_http_connections_per_ip,
             handshakes_per_s=args.max_handshakes_per_s,
+            http_requests_per_s=args.max_http_requests_per_s,
             address_messages_per_s=args.max_address_messages_per_s,
             address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,

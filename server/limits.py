@@ -28,6 +28,7 @@ class ClientLimits:
     # TCP connections one address may hold that are not (yet) WebSockets: HTTP requests, handshakes under way
     http_connections_per_ip: int = 64
     handshakes_per_s: float = 20.0  # WebSocket handshakes one address may make per second (a ``burst_s`` burst)
+    http_requests_per_s: float = 10.0  # plain HTTP requests one address may make per second (a ``burst_s`` burst)
     # what all the connections of one address may send together, on top of each one's own rates
     address_messages_per_s: float = 2000.0
     address_bytes_per_s: float = 2 * 1024 * 1024
@@ -57,6 +58,10 @@ class TokenBucket:
         self.tokens -= amount
         return True
 
+    def has(self, amount: float, now: float) -> bool:
+        """Whether ``take(amount, now)`` would be granted (nothing is taken)."""
+        return min(self.capacity, self.tokens + (now - self.stamp) * self.rate) >= amount
+
     def full(self, now: float) -> bool:
         """Whether the bucket has refilled by ``now``: forgetting it then loses nothing."""
         return self.tokens + (now - self.stamp) * self.rate >= self.capacity
@@ -81,6 +86,11 @@ class AddressBuckets:
         if bucket is None:
             bucket = self.buckets[address] = TokenBucket(self.rate, self.burst_s, now)
         return bucket.take(amount, now)
+
+    def has(self, address: str, now: float) -> bool:
+        """Whether ``address`` has a unit left (nothing is taken): an address spent nothing from lately has."""
+        bucket = self.buckets.get(address)
+        return bucket is None or bucket.has(1, now)
 
 
 class Refusals:

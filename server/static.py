@@ -7,6 +7,11 @@ hidden segment, backslash or NUL is refused; the resolved file (symbolic links f
 A file is read once and its response shared by every request for it (``_cache``, checked against the file's size
 and modification time on each request): a thousand clients asking for the page's script and never reading the
 answer hold one copy of it between them, not one each. The cache holds at most ``CACHE_BYTES``.
+
+``load`` reads the disk, so the server runs it in a worker thread; ``known`` answers without reading any file, in
+the server's own thread, whatever it can: the placeholder page, and a path served before whose file is unchanged
+(one ``stat``). A page's files are then served with no thread at all once each was read: a worker thread per
+request cost more than the request, and its hand-overs of the interpreter's lock stalled the whole server.
 """
 
 from __future__ import annotations
@@ -42,8 +47,11 @@ msgpack as <code>protocol/SPEC.md</code> describes, e.g.
 </body></html>
 """
 NOT_FOUND = text(404, "not found\n")
+KNOWN_PATHS = 4096  # request paths remembered with the file each names; past it they are forgotten and found again
 # real path -> (size, modification time in ns, its response); written from the worker threads that run ``load``
 _cache: dict[str, tuple[int, int, Response]] = {}
+_known: dict[tuple[str, str], str] = {}  # (root, request path) -> the real path it named when served
+_PLACEHOLDER = Response(200, PLACEHOLDER.encode(), TYPES[".html"])
 
 
 def resolve(root: str, target: str) -> str | None:
@@ -69,17 +77,33 @@ def _inside(real_root: str, path: str) -> str | None:
     return real if os.path.commonpath([real_root, real]) == real_root else None
 
 
+def known(root: str, target: str) -> Response | None:
+    """The response to ``GET target`` when no file need be read for it: the placeholder page (or 404) while there
+    is no root, the response already made for a file served before and unchanged since; None: ``load`` it."""
+    path = _known.get((root, _request_path(target)))
+    if path is None:
+        return None if os.path.isdir(root) else _placeholder(target)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    cached = _cache.get(path)
+    return cached[2] if cached is not None and cached[:2] == (stat.st_size, stat.st_mtime_ns) else None
+
+
 def load(root: str, target: str) -> Response:
     """The response to ``GET target`` (run in a worker thread: it reads the disk)."""
     if not os.path.isdir(root):
-        return Response(200, PLACEHOLDER.encode(), TYPES[".html"]) if target.split("?")[0] in ("/", "/index.html") \
-            else NOT_FOUND
+        return _placeholder(target)
     try:
         path = resolve(root, target)
     except UnicodeDecodeError:
         return NOT_FOUND
     if path is None:
         return NOT_FOUND
+    if len(_known) >= KNOWN_PATHS:
+        _known.clear()
+    _known[(root, _request_path(target))] = path
     stat = os.stat(path)
     if stat.st_size > MAX_FILE_BYTES:
         return NOT_FOUND
@@ -93,3 +117,11 @@ def load(root: str, target: str) -> Response:
         _cache.clear()
     _cache[path] = (stat.st_size, stat.st_mtime_ns, response)
     return response
+
+
+def _placeholder(target: str) -> Response:
+    return _PLACEHOLDER if _request_path(target) in ("/", "/index.html") else NOT_FOUND
+
+
+def _request_path(target: str) -> str:
+    return target.split("?", 1)[0].split("#", 1)[0]

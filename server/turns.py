@@ -10,8 +10,11 @@ now and then) goes before every address that has been busy, and waits at most fo
 busy addresses share what is left equally, an address of 256 busy connections as one of one. An address's own
 connections take its turns in the order they asked.
 
-Rounds are taken only while reading is busy (its turns took half the server's time or more in the last
-``BUSY_WINDOW_S``): until then every reader is served soon anyway, and a turn runs at once. While busy, turns are
+Rounds are taken only while the server is busy (its thread took half the time or more in the last ``BUSY_WINDOW_S``
+in CPU time: the turns, and all it does outside them, accepting, handshakes, sending): until then every reader is
+served soon anyway, and a turn runs at once. (Counting only the turns' own time, a flood of handshakes or HTTP
+requests, whose work is mostly outside them, kept the server saturated while the turns took a third of it: every
+turn ran at once, and an address quiet until now waited behind all the flood's.) While busy, turns are
 run in rounds: the first connection to ask while none runs yields once, so that the others woken in the same pass
 of trio's scheduler ask behind it, then runs a round of the waiting turns itself, in fair order, each asker woken
 with its own result (or exception): at most one turn an address a round (an address's next waits for the next round,
@@ -43,7 +46,7 @@ import trio
 QUANTUM = 4  # messages a connection handles in one turn
 SHARED_S = 1.0  # after a message from another address, turns are taken for this long
 ROUND_S = 0.002  # at most this long a round of turns, run back to back, before the rest of the server runs
-BUSY_WINDOW_S = 0.1  # over which the turns' CPU time says whether the server is busy reading
+BUSY_WINDOW_S = 0.1  # over which the thread's CPU time says whether the server is busy
 BUSY_SHARE = 0.5  # of a window's time: busy
 WINDOW_S = 0.0005  # a round's turns start within this much server time (CPU) of its first: fair to that grain
 _FORGET_AT = 1024  # finish times kept before those already past (no advantage, no debt) are forgotten
@@ -74,9 +77,9 @@ class Turns:
         self._order = itertools.count()
         self._last_address = ""  # the address of the last read (``alone``)
         self._shared_until = 0.0  # until when turns are taken: another address read less than SHARED_S ago
-        self._busy = False  # reading took BUSY_SHARE of the server's time or more in the last window
+        self._busy = False  # the thread took BUSY_SHARE of the time or more in the last window
         self._window_began = -math.inf
-        self._window_cpu = 0.0  # the turns' CPU seconds in the window under way
+        self._window_cpu = 0.0  # the thread's CPU clock when the window under way began
 
     def alone(self, address: str) -> bool:
         """Whether ``address`` is the only one reading lately (no turn is needed); called for every read."""
@@ -97,7 +100,7 @@ class Turns:
             try:
                 return handle()
             finally:
-                self._charge(address, self._cpu_time() - began)
+                self._charge(address, began, self._cpu_time())
         mine = _Turn(address, handle, trio.lowlevel.current_task())
         self._enqueue(mine)
         if self._running:
@@ -140,7 +143,7 @@ class Turns:
                 turn.result = (True, turn.handle())
             except BaseException as exc:  # the asker's to raise, not the task that ran it
                 turn.result = (False, exc)
-            self._charge(turn.address, self._cpu_time() - began)
+            self._charge(turn.address, began, self._cpu_time())
             if turn is not mine:
                 trio.lowlevel.reschedule(turn.task)
 
@@ -186,16 +189,15 @@ class Turns:
         turn.started = True
         self._virtual = max(self._virtual, start)
 
-    def _charge(self, address: str, cost: float) -> None:
-        """``address``'s turn is over; it cost ``cost`` seconds of the server's time."""
+    def _charge(self, address: str, began: float, ended: float) -> None:
+        """``address``'s turn is over: it ran from ``began`` to ``ended`` on the thread's CPU clock."""
         now = trio.current_time()
-        if now - self._window_began >= BUSY_WINDOW_S:  # reading's share of the last window: busy or not
-            self._busy = self._window_cpu >= BUSY_SHARE * (now - self._window_began)
-            self._window_began, self._window_cpu = now, 0.0
-        self._window_cpu += cost
-        if self._window_cpu >= BUSY_SHARE * BUSY_WINDOW_S:  # busy already, before the window's end
+        if now - self._window_began >= BUSY_WINDOW_S:  # the thread's share of the last window: busy or not
+            self._busy = ended - self._window_cpu >= BUSY_SHARE * (now - self._window_began)
+            self._window_began, self._window_cpu = now, ended
+        elif ended - self._window_cpu >= BUSY_SHARE * BUSY_WINDOW_S:  # busy already, before the window's end
             self._busy = True
-        finish = self._finish[address] = self._virtual + max(cost, 0.0)
+        finish = self._finish[address] = self._virtual + max(ended - began, 0.0)
         if address in self._queues:
             self._push(address, finish)
         if len(self._finish) > _FORGET_AT:

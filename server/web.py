@@ -7,7 +7,8 @@
 * ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
   ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
   admin token at all).
-* anything else: a static file (``server.static``).
+* anything else: a static file (``server.static``): read in a worker thread the first time, then answered from
+  memory.
 
 Nothing here shows a seat token, a hidden card or a sealed offer: counts, games and states, and the
 connections' public summaries.
@@ -37,8 +38,9 @@ class Web:
 
     async def respond(self, request: h11.Request, gate: Gate | None = None) -> Response:
         """The answer to ``request``: made through ``gate`` (in a turn of its address, server.turns), but a static
-        file's, read in a worker thread (it reads the disk), and the admin's connections listing, which on a cluster
-        waits for every worker's (only an admin's request gets that far: the token is checked first)."""
+        file's the first time it is asked for, read in a worker thread (it reads the disk), and the admin's
+        connections listing, which on a cluster waits for every worker's (only an admin's request gets that far: the
+        token is checked first)."""
         if request.method in (b"GET", b"HEAD") and request.target.split(b"?", 1)[0] == b"/admin/connections":
             return await self._connections(request)
         response = self.answer(request) if gate is None else await gate(lambda: self.answer(request))
@@ -47,7 +49,7 @@ class Web:
         return await trio.to_thread.run_sync(static.load, self.root, request.target.decode("ascii", "replace"))
 
     def answer(self, request: h11.Request) -> Response | None:
-        """The answer to ``request``, None for a static file."""
+        """The answer to ``request``, None for a static file that must be read first."""
         if request.method not in (b"GET", b"HEAD"):
             return Response(405, b"this server answers GET and HEAD\n", headers=[("allow", "GET, HEAD")])
         target = request.target.decode("ascii", "replace")
@@ -63,7 +65,7 @@ class Web:
             if self.server.cluster is None:
                 return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
             return _json(self.server.cluster.describe())
-        return None
+        return static.known(self.root, target)
 
     def _health(self) -> Response:
         server = self.server

@@ -73,7 +73,7 @@ class MemoryStream(trio.abc.HalfCloseableStream):
 
     # -- the server WebSocket's non-blocking writes
 
-    def send(self, data: bytes | memoryview) -> int:
+    def send(self, data: bytes | memoryview, flags: int = 0) -> int:
         """As a non-blocking socket's ``send``: what fits is taken; an error is an ``OSError``."""
         if self._closed or self._out.eof:
             raise OSError(errno.EBADF if self._closed else errno.EPIPE, "this end is closed for writing")
@@ -93,6 +93,25 @@ class MemoryStream(trio.abc.HalfCloseableStream):
             raise BrokenPipeError(errno.EPIPE, "the peer closed its end")
         self._out.reset = True
         return size
+
+    def recv(self, max_bytes: int, flags: int = 0) -> bytes:
+        """As a non-blocking socket's ``recv`` (the server's admission drains a refused connection with it)."""
+        if not self._in.data and not self._in.eof:
+            raise BlockingIOError(errno.EAGAIN, "nothing to read yet")
+        chunk = bytes(self._in.data[:max_bytes])
+        del self._in.data[:max_bytes]
+        self._in.wake()
+        return chunk
+
+    def close(self) -> None:
+        """As a socket's ``close``, at once (the listener closes a refused connection so)."""
+        if not self._closed:
+            self._closed = True
+            self._out.eof = True
+            self._in.reader_gone = True
+            self._in.data.clear()
+            self._in.wake()
+            self._out.wake()
 
     def shutdown(self, how: int) -> None:
         if how in (socket.SHUT_WR, socket.SHUT_RDWR):
@@ -145,13 +164,7 @@ class MemoryStream(trio.abc.HalfCloseableStream):
             await self._in.changed.park()
 
     async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._out.eof = True
-            self._in.reader_gone = True
-            self._in.data.clear()
-            self._in.wake()
-            self._out.wake()
+        self.close()
         await trio.lowlevel.checkpoint()
 
 
@@ -179,13 +192,14 @@ class _Names:
 
 
 Handler = Callable[[Any, Any, str, str], Awaitable[None]]
+Admit = Callable[[Any, str], bool]
 
 
 class MemoryNetwork:
     def __init__(self) -> None:
         self.capacity = CAPACITY
         self.address = "127.0.0.1"
-        self._servers: dict[int, tuple[Handler, trio.Nursery]] = {}
+        self._servers: dict[int, tuple[Handler, trio.Nursery, Admit | None]] = {}
         self._ports = itertools.count(FIRST_PORT)
         self._client_ports = itertools.count(50000)
 
@@ -201,25 +215,29 @@ class MemoryNetwork:
         monkeypatch.setattr(journal.Writer, "run", _in_the_writer)
         monkeypatch.setattr(app, "serve_tcp", self.serve)
 
-    async def serve(self, handler: Handler, host: str, port: int, *,
+    async def serve(self, handler: Handler, host: str, port: int, *, admit: Admit | None = None,
                     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-        """In place of ``serve_tcp``: hands each connection ``connect`` makes to ``handler``."""
+        """In place of ``serve_tcp``: hands each connection ``connect`` makes to ``handler``, once ``admit`` (if
+        given) admitted it; a connection it refused is closed at once."""
         number = next(self._ports)
         try:
             async with trio.open_nursery() as nursery:
-                self._servers[number] = (handler, nursery)
+                self._servers[number] = (handler, nursery, admit)
                 task_status.started(number)
                 await trio.sleep_forever()
         finally:
             del self._servers[number]
 
     async def connect(self, port: int) -> MemoryStream:
-        handler, nursery = self._servers[port]
+        handler, nursery, admit = self._servers[port]
         to_server, to_client = _Pipe(self.capacity), _Pipe(self.capacity)
         client_end = (self.address, next(self._client_ports))
         server_end = ("127.0.0.1", port)
         ours = MemoryStream(to_client, to_server, client_end, server_end)
         theirs = MemoryStream(to_server, to_client, server_end, client_end)
-        nursery.start_soon(handler, theirs, theirs, client_end[0], f"{client_end[0]}:{client_end[1]}")
+        if admit is not None and not admit(theirs, client_end[0]):  # type: ignore[arg-type]
+            theirs.close()
+        else:
+            nursery.start_soon(handler, theirs, theirs, client_end[0], f"{client_end[0]}:{client_end[1]}")
         await trio.lowlevel.checkpoint()
         return ours

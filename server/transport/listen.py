@@ -2,6 +2,11 @@
 
 Each connection is handed over as a trio ``SocketStream`` together with the plain socket under it, so
 that the WebSocket layer can write to it at once, without a task switch (``server.transport.websocket``).
+
+``admit`` is asked about every connection as it is accepted, before any task is started for it: a refused one
+(its refusal already written by ``admit``) is closed there and costs the server no more. At most ``ACCEPT_BATCH``
+are accepted in one go, so that a thousand connecting at once start their tasks over several of trio's scheduler
+passes, not all in one pass that every other task would wait out.
 """
 
 from __future__ import annotations
@@ -15,12 +20,18 @@ import trio
 from server import logs
 
 BACKLOG = 1024
+ACCEPT_BATCH = 32  # connections accepted before the listener lets the others run
 # the process or the system is out of descriptors or memory: wait, and accept again
 _CAPACITY_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 Handler = Callable[[trio.SocketStream, socket.socket, str, str], Awaitable[None]]
+Admit = Callable[[socket.socket, str], bool]  # (the accepted socket, its ip): serve it, or it was refused
 
 
-async def serve_tcp(handler: Handler, host: str, port: int, *, reuse_port: bool = False,
+def _admit_all(sock: socket.socket, ip: str) -> bool:
+    return True
+
+
+async def serve_tcp(handler: Handler, host: str, port: int, *, reuse_port: bool = False, admit: Admit = _admit_all,
                     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
     """Listen on ``host:port`` (port 0: any free one, told through ``task_status``) and run
     ``handler(stream, sock, ip, "ip:port")`` for every connection, each in its own task. ``reuse_port``:
@@ -34,7 +45,7 @@ async def serve_tcp(handler: Handler, host: str, port: int, *, reuse_port: bool 
             task_status.started(listener.getsockname()[1])
             while True:
                 await trio.lowlevel.wait_readable(listener)
-                while True:  # everyone waiting, then wait again
+                for _ in range(ACCEPT_BATCH):  # those waiting, up to a batch, then wait again
                     try:
                         sock, address = listener.accept()
                     except BlockingIOError:
@@ -46,6 +57,9 @@ async def serve_tcp(handler: Handler, host: str, port: int, *, reuse_port: bool 
                         await trio.sleep(0.1)
                         break
                     ip, client_port = str(address[0]), address[1]
+                    if not admit(sock, ip):
+                        sock.close()
+                        continue
                     stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
                     nursery.start_soon(handler, stream, sock, ip, f"{ip}:{client_port}")
     finally:

@@ -32,6 +32,7 @@ from contextlib import asynccontextmanager
 
 import trio
 
+from server.limits import spread
 from server.metrics import traffic
 from server.transport import frames
 from server.transport.burst import Burst
@@ -237,8 +238,9 @@ class WebSocket:
     async def aclose(self) -> None:
         """Flush, then, if we sent a close frame first, read (and drop) what the client still sends until
         its close frame or its end of stream: closing a socket with unread data resets the connection,
-        which may destroy the close frame before the client reads it. All within ``FLUSH_S``."""
-        with trio.move_on_after(FLUSH_S):
+        which may destroy the close frame before the client reads it. All within ``FLUSH_S`` (up to a tenth more, at
+        random: clients dropped together, as a table's stalled watchers are, do not all time out at once)."""
+        with trio.move_on_after(spread(FLUSH_S)):
             if self._writing:
                 await self._written.wait()
             if self._close_frame is not None and not (self.peer_closed or self.broken):

@@ -147,17 +147,20 @@ async def rate(args: argparse.Namespace, result: dict, source: str = FROM) -> No
         try:
             client = await Client.open(args.port, source=source)
             await client.hello("flood-rate")
-        except OSError:
+        except (OSError, AssertionError, trio.BrokenResourceError):  # refused (429), or closed before its welcome
             await trio.sleep(0.1)
             continue
         batch = b"".join(client.frame({"type": "ping", "id": n}) for n in range(100))
 
         async def read() -> None:
-            while (msg := await client.next_message()) is not None:
-                if msg["type"] == "pong":
-                    result["pongs"] += 1
-                elif msg.get("code") == "rate_limited":
-                    result["rate_limited"] += 1
+            try:
+                while (msg := await client.next_message()) is not None:
+                    if msg["type"] == "pong":
+                        result["pongs"] += 1
+                    elif msg.get("code") == "rate_limited":
+                        result["rate_limited"] += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):  # a ping answered as the server closed
+                pass
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(read)

@@ -197,6 +197,7 @@ async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_w
             "--log-json", "--log-level", "warning", "--max-messages-per-s", "1000000",
             "--max-bytes-per-s", "1000000000", "--max-connections-per-ip", "10000",
             "--max-http-connections-per-ip", "10000", "--max-handshakes-per-s", "1e9",
+            "--max-http-requests-per-s", "1e9",
             "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12",
             "--max-waiting-tables-per-ip", "100000")
         await until_up(port)

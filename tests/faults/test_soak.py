@@ -43,6 +43,7 @@ TIME_SCALE = 200  # a bot game (40 game minutes) lasts 12 s
 OPTIONS = {"game_ms": 2_400_000}
 LIFTED = ("--max-tables-per-client", "1000000", "--max-connections-per-ip", "100000",  # for the load generator
           "--max-http-connections-per-ip", "100000", "--max-handshakes-per-s", "1e9",
+          "--max-http-requests-per-s", "1e9",
           "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12",
           "--max-waiting-tables-per-ip", "100000")
 

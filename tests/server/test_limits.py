@@ -1,8 +1,18 @@
-"""What one client may cost the server: its refusals logged once per address and reason."""
+"""What one client may cost the server: its budgets, and its refusals logged once per address and reason."""
 
 from __future__ import annotations
 
-from server.limits import Refusals
+from server.limits import AddressBuckets, Refusals
+
+
+def test_an_address_has_budget_left_until_it_spent_it_and_again_once_a_unit_refilled():
+    buckets = AddressBuckets(rate=2.0, burst_s=1.0)
+    assert buckets.has("10.0.0.9", 0.0)  # never seen: a full bucket, and none kept for asking
+    assert not buckets.buckets
+    assert buckets.take("10.0.0.9", 1, 0.0) and buckets.has("10.0.0.9", 0.0)
+    assert buckets.take("10.0.0.9", 1, 0.0) and not buckets.has("10.0.0.9", 0.0)
+    assert not buckets.has("10.0.0.9", 0.4) and buckets.has("10.0.0.9", 0.5)  # 2 a second: one back after 0.5 s
+    assert buckets.has("10.0.0.8", 0.0)  # another address's own
 
 
 def test_a_refusal_is_logged_once_per_address_and_reason_then_once_a_quiet_time_with_the_count_since():

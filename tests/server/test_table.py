@@ -459,3 +459,28 @@ async def test_a_request_in_the_instant_after_a_deadline_is_not_dated_before_it(
         assert table.match.failure is None and table.match.state == "running"
         assert any(f.get("re") == 2 and f["type"] == "ok" for f in players[0].frames), players[0].frames
         nursery.cancel_scope.cancel()
+
+
+async def test_a_watcher_leaving_is_forgotten_with_no_step_of_the_table_and_a_seat_leaving_takes_one(
+        server, autojump_clock, monkeypatch):
+    """200 stalled watchers dropped together were 200 steps of their table in one pass of the scheduler."""
+    async with connect(server, "seller") as seller:
+        table = await create_table(seller, 2)
+        await join(seller, table)
+        steps: list[str | None] = []
+        step = table_module.Table._step
+
+        def counted(self: Any, now: int, request: Any) -> None:
+            steps.append(None if request is None else request.kind)
+            step(self, now, request)
+
+        monkeypatch.setattr(table_module.Table, "_step", counted)
+        async with connect(server, "watcher") as watcher:
+            assert (await watcher.request("watch", table=table))["type"] == "watching"
+        with trio.fail_after(10):
+            while server.lobby.tables[table].match.spectators:
+                await trio.sleep(0.01)
+        assert "detach" not in steps
+    with trio.fail_after(10):
+        while "detach" not in steps:  # the seat's connection went: a step (its seat shows disconnected)
+            await trio.sleep(0.01)

@@ -119,6 +119,32 @@ async def test_a_file_is_read_once_and_its_body_shared_until_it_changes(start_se
     assert (await client.get("/assets/big.js"))[2] == b"rebuilt"
 
 
+async def test_a_file_served_once_is_answered_again_without_a_worker_thread_until_it_changes(
+        start_server, web_root, monkeypatch):
+    """A worker thread per request cost more than the request (and its hand-overs of the interpreter's lock stalled
+    the server): only a file not yet read, or changed since, is read in one."""
+    threads: list[str] = []
+    run_sync = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **options: Any) -> Any:
+        threads.append(args[1])
+        return await run_sync(fn, *args, **options)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    server = await start_server(web_root=str(web_root))
+    client = await Client.open(server)
+    for _ in range(3):
+        assert (await client.get("/assets/app.js"))[2] == b"console.log('hi')"
+    assert (await client.get("/assets/app.js?v=2"))[0] == 200  # the same file: its query does not matter
+    assert threads == ["/assets/app.js"]
+    (web_root / "assets" / "app.js").write_bytes(b"rebuilt")
+    assert (await client.get("/assets/app.js"))[2] == b"rebuilt"
+    assert threads == ["/assets/app.js"] * 2
+    assert (await client.get("/nothing.js"))[0] == 404  # not found: looked for each time
+    assert (await client.get("/nothing.js"))[0] == 404
+    assert threads[2:] == ["/nothing.js"] * 2
+
+
 @pytest.mark.parametrize("target", ["/../outside.txt", "/assets/../../outside.txt", "/%2e%2e/outside.txt",
                                     "/assets/%2e%2e/%2e%2e/outside.txt", "/.secret", "/escape", "/nothing.js",
                                     "/assets", "/%00", "/assets%5c..%5c..%5coutside.txt", "/%ff", "//etc/passwd",

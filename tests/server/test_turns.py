@@ -88,6 +88,24 @@ async def test_while_reading_is_not_busy_a_turn_runs_at_once_and_once_it_is_turn
     assert await turns.turn("b", lambda: "cheap") == "cheap" and passes == [1]  # a round, now
 
 
+async def test_the_server_busy_outside_the_turns_takes_them_in_rounds_too(monkeypatch):
+    """A flood of handshakes or HTTP requests does most of its work outside the turns: the thread's time says
+    the server is busy, not only the turns' own."""
+    costs, passes = Costs(), []
+    turns = Turns(cpu_time=costs)
+    yielded = trio.lowlevel.cancel_shielded_checkpoint
+
+    async def counted() -> None:
+        passes.append(1)
+        await yielded()
+
+    monkeypatch.setattr(trio.lowlevel, "cancel_shielded_checkpoint", counted)
+    assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == []  # the first window begins
+    costs.now += 1.0  # the thread's time, spent outside any turn (accepting, handshakes, sending)
+    assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == []  # found busy as it ends
+    assert await turns.turn("b", lambda: "cheap") == "cheap" and passes == [1]  # a round, now
+
+
 async def test_turns_are_run_one_at_a_time_in_one_task_each_asker_getting_its_own_result_or_exception():
     (turns, _), running, log = fair_turns(), [], []
 
