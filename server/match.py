@@ -17,9 +17,10 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable, NotRequired, Protocol, TypedDict
+from typing import Any, Callable, Protocol
 
 from protocol.errors import ProtocolError
+from protocol.messages import Answer
 from protocol.schema import SchemaError
 from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
@@ -31,14 +32,6 @@ TOKEN_ALPHABET = string.ascii_letters + string.digits  # never a leading "-": to
 TOKEN_LENGTH = 32  # about 190 bits
 
 Numbered = tuple[int, int, Event]  # (seq, server ms, event)
-
-
-class Answer(TypedDict):
-    """What an ``ok`` to a command says it made (``_made``)."""
-
-    seq: int
-    events: int
-    created: NotRequired[dict[str, int]]
 
 
 class Subscriber(Protocol):
