@@ -10,7 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MOST_UNTYPED_MAPS = 29
 UNTYPED_MAP = "dict[str, Any]"
-TYPE_CHECKED = ["protocol"]
+# checked with the imports they follow silent: a module is listed once it passes on its own
+TYPE_CHECKED = ["protocol", "server/games/base.py", "server/games/timers.py", "server/games/sealed.py",
+                "server/games/auction.py", "server/games/kupcy/trade.py"]
 
 
 def untyped_maps() -> dict[str, int]:
@@ -31,7 +33,7 @@ def test_few_untyped_maps_are_left_in_server_and_protocol() -> None:
 
 def test_the_typed_modules_pass_mypy(tmp_path: Path) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy"), *TYPE_CHECKED],
+        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy"), "--follow-imports=silent", *TYPE_CHECKED],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
