@@ -53,6 +53,24 @@ CONNECTION_SUMMARY = Record(
 )
 
 
+class SeatHeld(TypedDict):
+    table: str
+    seat: int
+    name: str
+
+
+class ConnectionSummary(TypedDict):
+    """A row of the ``connections`` reply (``CONNECTION_SUMMARY``): a connection as the organiser lists it."""
+
+    conn: int
+    peer: str
+    client: str
+    tables: list[str]
+    seats: list[SeatHeld]
+    rtt_ms: NotRequired[int]  # once the server has timed a round trip
+    rtt_last_ms: NotRequired[int]
+
+
 def _request(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None) -> Record:
     return Record(required or {}, {"id": REQUEST_ID, **(optional or {})})
 
