@@ -79,7 +79,7 @@ class TournamentDocument(TypedDict):
 
 def tournament_document(snapshot: Snapshot) -> TournamentDocument:
     names = {e.id: e.name for e in snapshot.entrants}
-    kinds = {e.id: e.kind for e in snapshot.entrants}
+    kinds: dict[int, Literal["human", "bot"]] = {e.id: e.kind for e in snapshot.entrants}
     return {
         "name": snapshot.roster.name,
         "format": snapshot.roster.format,
@@ -125,7 +125,8 @@ def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...])
     if game is not None:
         places = finishing_places(game.scores, game.winners)
         for seat, points in enumerate(place_points(places, by_place)):
-            seats[seat].update(score=game.scores[seat], place=places[seat], points=number(points))
+            row = seats[seat]
+            row["score"], row["place"], row["points"] = game.scores[seat], places[seat], number(points)
     return {
         "table": table.position,
         "server_table": table.server_table,

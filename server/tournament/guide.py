@@ -31,7 +31,7 @@ class Guide(TypedDict):
     tournament: str
     name: str
     round: int
-    state: NotRequired[Literal["playing", "waiting", "finished"]]  # always set once the bulletin is made
+    state: NotRequired[Literal["playing", "waiting", "finished"]]  # set once the entrant's place is known
     table: NotRequired[str]  # playing: the Place
     seat: NotRequired[int]
     token: NotRequired[str]
@@ -70,10 +70,11 @@ def guides(snap: Snapshot) -> dict[int, Guide]:
             continue
         doc: Guide = {"tournament": snap.roster.name, "name": e.name, "round": snap.current_round}
         if e.id in at and not e.dropped:
-            doc.update(state="playing", **at[e.id])
+            doc["state"] = "playing"
+            doc.update(at[e.id])
         elif snap.rounds_left > 0 and not e.dropped:
-            doc.update(state="waiting", next_round=snap.current_round + 1)
+            doc["state"], doc["next_round"] = "waiting", snap.current_round + 1
         else:
-            doc.update(state="finished")
+            doc["state"] = "finished"
         out[e.id] = doc
     return out

@@ -107,7 +107,7 @@ class EntrantRecord:
     dropped_after: int | None  # how many rounds had begun when the entrant dropped; None while playing
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> Literal["human", "bot"]:
         return "human" if self.bot is None else "bot"
 
     @property
