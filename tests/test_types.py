@@ -22,10 +22,11 @@ TYPE_CHECKED = [
 
 
 def untyped_maps() -> dict[str, int]:
+    """The lines that spell an untyped map, by file (the issue's measure: ``grep -rc``)."""
     counts = {}
     for package in ("server", "protocol"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            count = path.read_text(encoding="utf-8").count(UNTYPED_MAP)
+            count = sum(UNTYPED_MAP in line for line in path.read_text(encoding="utf-8").splitlines())  # as grep -c
             if count:
                 counts[str(path.relative_to(ROOT))] = count
     return counts
