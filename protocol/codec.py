@@ -17,6 +17,7 @@ from typing import Any
 import msgpack
 
 from protocol.errors import ProtocolError
+from protocol.values import Message, ReadMap
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,11 @@ _LIMIT_HIT = re.compile(r"exceeds max_(str|bin|array|map|ext)_len")
 _packer = msgpack.Packer(use_bin_type=True)  # one for every frame: packb makes (and allocates) one a call
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: ReadMap) -> bytes:
     return _packer.pack(message)
 
 
-def decode(frame: bytes | str, limits: Limits = Limits()) -> dict[str, Any]:
+def decode(frame: bytes | str, limits: Limits = Limits()) -> Message:
     """One client frame to a map. A ``str`` frame is a WebSocket text frame, which the protocol refuses."""
     if isinstance(frame, str):
         raise ProtocolError("malformed", "text frames are not accepted; send msgpack in binary frames")
@@ -79,7 +80,7 @@ def _unpack_failure(exc: ValueError | TypeError, limits: Limits) -> ProtocolErro
 _SCALARS = frozenset((str, int, bool, type(None)))
 
 
-def _check_values(message: dict[str, Any], limits: Limits) -> None:
+def _check_values(message: Message, limits: Limits) -> None:
     """Walk the unpacked map: depth, string keys, and only the types the protocol uses. The common values (a
     string, an integer, a boolean, nil) cost one look-up of their type."""
     _check_map(message, 1, limits)

@@ -9,15 +9,15 @@ of an encoded value can be placed as they are.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgpack
+
+from protocol.values import LegalAction, ReadMap
 
 _packer = msgpack.Packer(use_bin_type=True)
 _pack = _packer.pack
 
 
-def event_frame(table: str, seq: int, time: int, event: dict[str, Any]) -> bytes:
+def event_frame(table: str, seq: int, time: int, event: ReadMap) -> bytes:
     return _pack({"type": "event", "table": table, "seq": seq, "time": time, "event": event})
 
 
@@ -30,14 +30,14 @@ def _map_header(n: int) -> bytes:
 class ViewFrames:
     """The ``view`` frames of one step: ``for_seat`` adds each subscriber's own part to the shared bytes."""
 
-    def __init__(self, table: str, seq: int, time: int, public: dict[str, Any]) -> None:
+    def __init__(self, table: str, seq: int, time: int, public: ReadMap) -> None:
         self._shared = (_pack("type") + _pack("view") + _pack("table") + _pack(table) + _pack("seq") + _pack(seq)
                         + _pack("time") + _pack(time) + _pack("view") + _pack(public))
         self._legal_key = _pack("legal")
         self._seat_key = _pack("seat")
         self._private_key = _pack("private")
 
-    def for_seat(self, seat: int | None, private: dict[str, Any] | None, legal: list[dict[str, Any]],
+    def for_seat(self, seat: int | None, private: ReadMap | None, legal: list[LegalAction],
                  re: int | None = None) -> bytes:
         """The frame of ``seat`` (None: a spectator, who has no ``private`` part)."""
         count = 7 + (private is not None) + (re is not None)

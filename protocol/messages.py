@@ -10,11 +10,11 @@ tests hold every frame to the same catalogue with ``check_server``.
 from __future__ import annotations
 
 from dataclasses import asdict, fields
-from typing import Any
-
+from typing import Literal, NotRequired, TypedDict
 from protocol.codec import Limits
 from protocol.errors import ProtocolError
-from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Str
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Spec, Str
+from protocol.values import Map, Message, ReadMap, Value
 
 PROTOCOL_VERSION = 2  # the shape SPEC.md describes; a change of shape changes it (SPEC.md's change log)
 VERSIONS_SPOKEN = (PROTOCOL_VERSION,)
@@ -53,7 +53,25 @@ CONNECTION_SUMMARY = Record(
 )
 
 
-def _request(required: dict[str, Any] | None = None, optional: dict[str, Any] | None = None) -> Record:
+class SeatHeld(TypedDict):
+    table: str
+    seat: int
+    name: str
+
+
+class ConnectionSummary(TypedDict):
+    """A row of the ``connections`` reply (``CONNECTION_SUMMARY``): a connection as the organiser lists it."""
+
+    conn: int
+    peer: str
+    client: str
+    tables: list[str]
+    seats: list[SeatHeld]
+    rtt_ms: NotRequired[int]  # once the server has timed a round trip
+    rtt_last_ms: NotRequired[int]
+
+
+def _request(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None) -> Record:
     return Record(required or {}, {"id": REQUEST_ID, **(optional or {})})
 
 
@@ -82,7 +100,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
 }
 
 
-def _reply(required: dict[str, Any] | None = None, optional: dict[str, Any] | None = None) -> Record:
+def _reply(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None) -> Record:
     return Record(required or {}, {"re": REQUEST_ID, **(optional or {})})
 
 
@@ -101,6 +119,38 @@ TABLE_SUMMARY = Record(
     },
     {"seeded": Bool(), "expires": MILLIS},
 )
+
+
+
+class TableSummary(TypedDict):
+    """A row of the ``tables`` reply (``TABLE_SUMMARY``): a table as the lobby lists it."""
+
+    table: str
+    game: str
+    seats: int
+    taken: int
+    state: Literal["waiting", "running", "over"]
+    spectators: int
+    paused: bool
+    seeded: NotRequired[Literal[True]]  # its creator chose the seed
+    expires: NotRequired[int]  # when a table still waiting ends if nobody joins (server ms)
+
+
+class Answer(TypedDict):
+    """What an ``ok`` to a command says it made (``server.match``): the seq of its first event, how many events it
+    made, and the ids of what it created, by kind."""
+
+    seq: int
+    events: int
+    created: NotRequired[dict[str, int]]
+
+
+class Ok(Answer):
+    """The ``ok`` to a command (``ok``)."""
+
+    type: Literal["ok"]
+    re: NotRequired[int]
+
 
 SERVER_REPLIES: dict[str, Record] = {
     "welcome": _reply(
@@ -149,7 +199,7 @@ SERVER_PUSHES: dict[str, Record] = {
 }
 
 
-def parse_client(obj: dict[str, Any]) -> dict[str, Any]:
+def parse_client(obj: ReadMap) -> Message:
     """Check a decoded client map; return ``{"type": ..., **fields}`` or raise ``ProtocolError``."""
     if "type" not in obj:
         raise ProtocolError("missing_field", "type: required field is missing")
@@ -166,7 +216,7 @@ def parse_client(obj: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, **checked}
 
 
-def request_id(obj: dict[str, Any]) -> int | None:
+def request_id(obj: ReadMap) -> int | None:
     """The message's ``id`` if it is a valid one, so even a refused request gets its ``re``."""
     try:
         return REQUEST_ID.check(obj.get("id"), "id")
@@ -174,24 +224,24 @@ def request_id(obj: dict[str, Any]) -> int | None:
         return None
 
 
-def _build(kind: str, spec: Record, body: dict[str, Any], re: int | None) -> dict[str, Any]:
+def _build(kind: str, spec: Record, body: Map, re: int | None) -> Message:
     if re is not None:
         body["re"] = re
     return {"type": kind, **spec.check(body)}
 
 
-def reply(kind: str, re: int | None, **body: Any) -> dict[str, Any]:
+def reply(kind: str, re: int | None, **body: Value) -> Message:
     """A direct reply (``tables``, ``created``, ``joined``, ``watching``, ``left``, ``resumed``, ``ok``, ...)."""
     return _build(kind, SERVER_REPLIES[kind], body, re)
 
 
-def ok(re: int | None, answer: dict[str, Any]) -> dict[str, Any]:
+def ok(re: int | None, answer: Answer) -> Ok:
     """The ``ok`` to a command, built without a pass of the schema: it is the hot path's reply, and ``answer`` is
-    the match's own (``server.match.Answer``), which the tests check against ``SERVER_REPLIES["ok"]``."""
+    the match's own (``server.match``), which the tests check against ``SERVER_REPLIES["ok"]``."""
     return {"type": "ok", **answer} if re is None else {"type": "ok", "re": re, **answer}
 
 
-def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> dict[str, Any]:
+def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> Message:
     """``display``: each game the server runs, by name, with what a client shows of it (its title, its currency)."""
     return reply(
         "welcome", re, version=PROTOCOL_VERSION, versions=list(VERSIONS_SPOKEN), server_time=server_time,
@@ -199,17 +249,17 @@ def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[s
     )
 
 
-def pong(*, re: int | None, server_time: int, **round_trip: int) -> dict[str, Any]:
+def pong(*, re: int | None, server_time: int, **round_trip: int) -> Message:
     """``round_trip``: the connection's ``rtt_ms`` and ``rtt_last_ms``, once the server has timed one."""
     return reply("pong", re, server_time=server_time, **round_trip)
 
 
-def error(err: ProtocolError, *, re: int | None = None, table: str | None = None) -> dict[str, Any]:
+def error(err: ProtocolError, *, re: int | None = None, table: str | None = None) -> Message:
     """The error reply for ``err``; a message longer than ``MAX_ERROR_MESSAGE`` is cut short.
 
     ``table`` must be an id that passed ``parse_client``: the builder checks it like any other field.
     """
-    body: dict[str, Any] = {"code": err.code, "message": err.message[:MAX_ERROR_MESSAGE]}
+    body: Map = {"code": err.code, "message": err.message[:MAX_ERROR_MESSAGE]}
     if err.reason is not None:
         body["reason"] = err.reason
     if err.url is not None:
@@ -219,10 +269,10 @@ def error(err: ProtocolError, *, re: int | None = None, table: str | None = None
     return _build("error", SERVER_PUSHES["error"], body, re)
 
 
-def check_server(msg: dict[str, Any]) -> dict[str, Any]:
+def check_server(msg: Message) -> Message:
     """Check a decoded server message against the catalogue (for tests: the hot path does not)."""
     kind = msg.get("type")
-    spec = SERVER_REPLIES.get(kind) or SERVER_PUSHES.get(kind)  # type: ignore[arg-type]
+    spec = (SERVER_REPLIES.get(kind) or SERVER_PUSHES.get(kind)) if isinstance(kind, str) else None
     if spec is None:
         raise SchemaError("unknown_type", "type", f"the server has no message {kind!r}")
     spec.check({k: v for k, v in msg.items() if k != "type"})

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+from protocol.values import Map, Value
 
 
 class SchemaError(ValueError):
@@ -21,6 +23,14 @@ class SchemaError(ValueError):
         self.code = code
         self.path = path
         self.message = str(self)
+
+
+class Spec(Protocol):
+    """What every spec object does: check a decoded value (returning it as it is kept) and describe itself."""
+
+    def check(self, value: Any, path: str) -> Any: ...
+
+    def describe(self) -> str: ...
 
 
 def _type_error(path: str, expected: str, value: Any) -> SchemaError:
@@ -105,7 +115,7 @@ class Enum:
 
 @dataclass(frozen=True)
 class Nullable:
-    inner: Any
+    inner: Spec
 
     def check(self, value: Any, path: str) -> Any:
         return None if value is None else self.inner.check(value, path)
@@ -116,10 +126,10 @@ class Nullable:
 
 @dataclass(frozen=True)
 class List:
-    item: Any
+    item: Spec
     max_len: int
 
-    def check(self, value: Any, path: str) -> list:
+    def check(self, value: Any, path: str) -> list[Value]:
         if not isinstance(value, list):
             raise _type_error(path, "an array", value)
         if len(value) > self.max_len:
@@ -134,14 +144,14 @@ class List:
 class Record:
     """A map with string keys: ``required`` and ``optional`` fields, nothing else."""
 
-    required: dict[str, Any]
-    optional: dict[str, Any] = field(default_factory=dict)
+    required: dict[str, Spec]
+    optional: dict[str, Spec] = field(default_factory=dict)
     known: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.required) | frozenset(self.optional))
 
-    def check(self, value: Any, path: str = "") -> dict:
+    def check(self, value: Any, path: str = "") -> Map:
         if not isinstance(value, dict):
             raise _type_error(path or "message", "a map", value)
         if not self.known.issuperset(value):  # a key that is not a string or not a field: say which
@@ -150,7 +160,7 @@ class Record:
                     raise SchemaError("bad_field", path, "map keys must be strings")
                 if key not in self.known:
                     raise SchemaError("unknown_field", _join(path, key), "unknown field")
-        out: dict[str, Any] = {}
+        out: Map = {}
         for key, spec in self.required.items():
             if key not in value:
                 raise SchemaError("missing_field", _join(path, key), "required field is missing")
@@ -170,7 +180,7 @@ class AnyMap:
 
     max_len: int
 
-    def check(self, value: Any, path: str) -> dict:
+    def check(self, value: Any, path: str) -> Map:
         if not isinstance(value, dict):
             raise _type_error(path, "a map", value)
         if len(value) > self.max_len:
@@ -187,5 +197,5 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def check(spec: Any, value: Any, path: str = "") -> Any:
+def check(spec: Spec, value: Any, path: str = "") -> Any:
     return spec.check(value, path)

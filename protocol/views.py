@@ -7,11 +7,11 @@ their union, with ``seat`` set: the engine's ``view(seat)`` in process, the SDK'
 
 from __future__ import annotations
 
-from typing import Any
+from protocol.values import ReadMap, ViewPart
 
 
 def player_view(
-    static: dict[str, Any], public: dict[str, Any], private: dict[str, Any] | None, seat: int | None
-) -> dict[str, Any]:
+    static: ReadMap, public: ReadMap, private: ReadMap | None, seat: int | None
+) -> ViewPart:
     """The union of the parts (a key of a later part wins), plus ``seat`` (None: a spectator)."""
     return {**static, **public, **(private or {}), "seat": seat}

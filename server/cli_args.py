@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from clients.players import all_kinds
+from protocol.values import Options
 from server import cli_examples as examples
 from server.cli_play import cmd_bot, cmd_demo, cmd_replay, cmd_simulate, cmd_tables, cmd_watch
 from server.cli_serve import cmd_bench, cmd_serve, cmd_tournament
@@ -30,10 +31,10 @@ def option(text: str) -> tuple[str, str]:
     return key, value
 
 
-def game_options(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+def game_options(pairs: list[tuple[str, str]]) -> Options:
     """The options map from ``--option KEY=VALUE`` pairs: VALUE is JSON (a bare word is a string), or
     ``@FILE`` for a JSON file. ``ValueError`` naming the option when a file cannot be read."""
-    out: dict[str, Any] = {}
+    out: Options = {}
     for key, value in pairs:
         if value.startswith("@"):
             try:

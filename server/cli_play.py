@@ -9,8 +9,8 @@ import logging
 import os
 import secrets
 import sys
-from typing import Any
 
+from protocol.values import Map
 from server.games.parsimonia.config import preset_options
 
 
@@ -53,7 +53,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     if token and not table:
         print("parsimonia bot: a seat token goes with --table", file=sys.stderr)
         return 2
-    create: dict[str, Any] = {} if args.time_scale is None else {"time_scale": args.time_scale}
+    create: Map = {} if args.time_scale is None else {"time_scale": args.time_scale}
     options = {}
     if args.preset is not None:
         if args.game != "parsimonia":

@@ -51,22 +51,6 @@ class RoundTripFields(TypedDict, total=False):
     rtt_last_ms: int
 
 
-class SeatHeld(TypedDict):
-    table: str
-    seat: int
-    name: str
-
-
-class ConnectionSummary(RoundTripFields):
-    """One connection in the organiser's ``connections`` listing (``messages.CONNECTION_SUMMARY``)."""
-
-    conn: int
-    peer: str
-    client: str
-    tables: list[str]
-    seats: list[SeatHeld]
-
-
 class Connection:
     def __init__(self, ws: WebSocket, server: "Server", peer: str) -> None:
         assert server.lobby is not None
@@ -291,8 +275,8 @@ class Connection:
             self.ws.ping()
         return True
 
-    def summary(self) -> ConnectionSummary:
-        seats: list[SeatHeld] = []
+    def summary(self) -> messages.ConnectionSummary:
+        seats: list[messages.SeatHeld] = []
         for table_id in sorted(self.tables):
             table = self.lobby.tables.get(table_id)
             seat = table.seat_of(self) if table is not None else None

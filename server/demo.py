@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Callable
 
 import trio
 
 from clients.narrate import Narrated
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
+from protocol.values import Map, Options
 from server.app import Server, ServerConfig
 from server.games import DEFAULT_GAME
 from server.simulate import game_summary, player_kinds
@@ -21,7 +22,7 @@ Progress = Callable[[str], None] | None  # where to print a line per turn, or No
 
 
 async def play(url: str, players: int, seed: int, time_scale: float, kind: str, progress: Progress = None,
-               game: str = DEFAULT_GAME, options: dict[str, Any] | None = None) -> dict[str, Any]:
+               game: str = DEFAULT_GAME, options: Options | None = None) -> Map:
     admin = {"admin": os.environ["PARSIMONIA_ADMIN_TOKEN"]} if os.environ.get("PARSIMONIA_ADMIN_TOKEN") else {}
     kinds = player_kinds(players, kind)
     made = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]  # a kind the game has not: now
@@ -42,8 +43,8 @@ async def play(url: str, players: int, seed: int, time_scale: float, kind: str, 
 
 async def demo(
     players: int, seed: int, time_scale: float = DEFAULT_TIME_SCALE, kind: str = "greedy", url: str | None = None,
-    progress: Progress = None, game: str = DEFAULT_GAME, options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    progress: Progress = None, game: str = DEFAULT_GAME, options: Options | None = None,
+) -> Map:
     """Play against ``url``, or against a server started in process on a free loopback port."""
     if url is not None:
         return await play(url, players, seed, time_scale, kind, progress, game, options)

@@ -9,34 +9,34 @@ it (``Match.public_view`` copies the public part before adding the table's own f
 
 from __future__ import annotations
 
-from typing import Any
+from protocol.values import LegalAction, ViewPart
 
 from server.games import Game
 
 
 class EngineViews:
     def __init__(self) -> None:
-        self._public: dict[str, Any] | None = None
-        self._private: dict[int, dict[str, Any]] = {}
-        self._legal: dict[int, list[dict[str, Any]]] = {}
+        self._public: ViewPart | None = None
+        self._private: dict[int, ViewPart] = {}
+        self._legal: dict[int, list[LegalAction]] = {}
 
     def changed(self) -> None:
         self._public = None
         self._private.clear()
         self._legal.clear()
 
-    def public(self, engine: Game) -> dict[str, Any]:
+    def public(self, engine: Game) -> ViewPart:
         if self._public is None:
             self._public = engine.public_view()
         return self._public
 
-    def private(self, engine: Game, seat: int) -> dict[str, Any]:
+    def private(self, engine: Game, seat: int) -> ViewPart:
         view = self._private.get(seat)
         if view is None:
             view = self._private[seat] = engine.private_view(seat)
         return view
 
-    def legal(self, engine: Game, seat: int) -> list[dict[str, Any]]:
+    def legal(self, engine: Game, seat: int) -> list[LegalAction]:
         templates = self._legal.get(seat)
         if templates is None:
             templates = self._legal[seat] = engine.legal_actions(seat)

@@ -13,9 +13,11 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import msgpack
+
+from protocol.values import Command, Options, Result
 
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
@@ -32,7 +34,7 @@ class TableRecord(TypedDict):
     seats: int
     seed: int
     time_scale: float
-    options: dict[str, Any]
+    options: Options  # as the creator gave them (the defaults are filled in again on replay)
     seeded: NotRequired[Literal[True]]
 
 
@@ -59,7 +61,7 @@ class CmdRecord(TypedDict):
     k: Literal["cmd"]
     at: int
     seat: int
-    command: dict[str, Any]
+    command: Command
     key: NotRequired[str]
 
 
@@ -72,7 +74,7 @@ class CloseRecord(TypedDict):
 class EndRecord(TypedDict):
     k: Literal["end"]
     at: int
-    result: dict[str, Any]
+    result: Result
 
 
 # one record of a journal; what is read back is only checked to be a map with a ``k`` (replay checks the rest)

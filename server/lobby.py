@@ -22,6 +22,7 @@ import trio
 from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
+from protocol.values import Map, Message
 from server import faults, logs
 from server.clock import ServerClock
 from server.games import GAMES
@@ -51,7 +52,7 @@ class Elsewhere(Protocol):
 
     def locate(self, table_id: str) -> str | None: ...  # the URL of the worker holding it, if another does
 
-    def summaries(self) -> list[dict[str, Any]]: ...
+    def summaries(self) -> list[messages.TableSummary]: ...
 
     def table_opened(self) -> None: ...  # a table was created or recovered here
 
@@ -70,7 +71,7 @@ class Lobby:
         self.tables: dict[str, Table | FinishedTable] = {}
         self.live: dict[str, Table] = {}
         self.finished: OrderedDict[str, FinishedTable] = OrderedDict()
-        self.bulletins: dict[str, tuple[int, dict[str, Any]]] = {}  # topic -> (version, data)
+        self.bulletins: dict[str, tuple[int, Map]] = {}  # topic -> (version, data)
         self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
         self.waiting_expiry_ms = waiting_expiry_ms
         self.waiting_per_address = waiting_per_address
@@ -190,7 +191,7 @@ class Lobby:
             return
         table.journal.finish()
 
-    def bulletin(self, topic: str, re: int | None = None) -> dict[str, Any]:
+    def bulletin(self, topic: str, re: int | None = None) -> Message:
         version, data = self.bulletins.get(topic, (0, None))
         return messages.reply("bulletin", re, topic=topic, version=version, data=data)
 
@@ -206,7 +207,7 @@ class Lobby:
             if not followers:
                 del self.followers[topic]
 
-    def publish(self, topic: str, data: dict[str, Any]) -> None:
+    def publish(self, topic: str, data: Map) -> None:
         """Set a bulletin and push it to every connection following its topic."""
         version = self.bulletins.get(topic, (0, None))[0] + 1
         self.bulletins[topic] = (version, data)
@@ -223,10 +224,10 @@ class Lobby:
             raise ProtocolError("no_such_table", f"no table {table_id!r}")
         return table
 
-    def own_summaries(self) -> list[dict[str, Any]]:
+    def own_summaries(self) -> list[messages.TableSummary]:
         return [t.summary() for t in self.tables.values()]
 
-    def summaries(self) -> list[dict[str, Any]]:
+    def summaries(self) -> list[messages.TableSummary]:
         """This server's tables, then (on a cluster) the other workers'."""
         own = self.own_summaries()
         return own if self.elsewhere is None else own + self.elsewhere.summaries()

@@ -17,10 +17,12 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable, NotRequired, Protocol, TypedDict
+from typing import Any, Callable, Protocol
 
 from protocol.errors import ProtocolError
+from protocol.messages import Answer
 from protocol.schema import SchemaError
+from protocol.values import Command, Options, Result
 from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
 from server.journal_format import CloseRecord, CmdRecord, JoinRecord, Record, TableRecord
@@ -31,14 +33,6 @@ TOKEN_ALPHABET = string.ascii_letters + string.digits  # never a leading "-": to
 TOKEN_LENGTH = 32  # about 190 bits
 
 Numbered = tuple[int, int, Event]  # (seq, server ms, event)
-
-
-class Answer(TypedDict):
-    """What an ``ok`` to a command says it made (``_made``)."""
-
-    seq: int
-    events: int
-    created: NotRequired[dict[str, int]]
 
 
 class Subscriber(Protocol):
@@ -53,7 +47,7 @@ def new_token() -> str:
     return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(TOKEN_LENGTH))
 
 
-def _replayable(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def _replayable(result: Result | None) -> Result | None:
     """A result without what the journal does not hold (refused commands leave no record)."""
     return None if result is None else {k: v for k, v in result.items() if k != "rejected"}
 
@@ -80,7 +74,7 @@ class Seat:
 
 class Match:
     def __init__(self, table_id: str, game: str, seat_count: int, seed: int, time_scale: float = 1.0,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: Options | None = None) -> None:
         """``ValueError`` for options the game refuses, ``KeyError`` for an unknown game."""
         self.id = table_id
         self.game_name = game
@@ -104,7 +98,7 @@ class Match:
         self.paused_at: int | None = None
         self.actions = 0
         self.rejected = 0
-        self.result: dict[str, Any] | None = None
+        self.result: Result | None = None
         self.failure: Exception | None = None  # what stopped the match with server_error
         self.on_event: Callable[[Event], None] | None = None  # e.g. the runtime's log of notable events
         self._records: list[Record] = []
@@ -161,7 +155,7 @@ class Match:
         seats = [{"seat": s.index, "name": s.name} for s in self.seats]
         self._publish([Event("game_started", at, {"seats": seats})], at)
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> Answer:
+    def act(self, seat: int, command: Command, now: int, key: str | None = None) -> Answer:
         """A seat's command; what its ``ok`` says (``_made``), or ``ProtocolError`` (``illegal_action`` with
         the game's reason) if refused."""
         if self.state == OVER:
@@ -178,7 +172,7 @@ class Match:
             self.rejected += 1
             raise ProtocolError("illegal_action", exc.message, reason=exc.code) from None
 
-    def command(self, at: int, seat: int, command: dict[str, Any], key: str | None = None) -> Answer:
+    def command(self, at: int, seat: int, command: Command, key: str | None = None) -> Answer:
         """Apply a seat's command (``act`` checked it may come now); what its ``ok`` says."""
         assert self.engine is not None
         record: CmdRecord = {"k": "cmd", "at": at, "seat": seat, "command": command}
@@ -325,7 +319,7 @@ class Match:
         return match
 
 
-def _adopt_result(match: Match, recorded: dict[str, Any]) -> None:
+def _adopt_result(match: Match, recorded: Result) -> None:
     """The result as it was recorded, with what a replay cannot count (refused commands): a table recovered
     after its end tells its seats the result they would have been told. The dict is the one the result event
     holds, so the event says it too."""

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import trio
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
+from protocol.messages import TableSummary
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 _REGISTRY = CollectorRegistry()
@@ -108,7 +109,7 @@ def live_tasks() -> int:
 class _Live:
     """What is true at scrape time: open connections, trio tasks, tables by game and state."""
 
-    def __init__(self, connections: int, tables: Iterable[dict[str, Any]]) -> None:
+    def __init__(self, connections: int, tables: Iterable[TableSummary]) -> None:
         self.connections = connections
         self.tasks = live_tasks()
         self.tables = Tally((t["game"], t["state"]) for t in tables)
@@ -122,7 +123,7 @@ class _Live:
         yield tables
 
 
-def render(connections: int, tables: Iterable[dict[str, Any]]) -> bytes:
+def render(connections: int, tables: Iterable[TableSummary]) -> bytes:
     """The scrape: ``tables`` are the lobby's summaries (``game``, ``state``), read now."""
     live = CollectorRegistry()
     live.register(_Live(connections, tables))

@@ -20,7 +20,9 @@ from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
 from protocol.frames import ViewFrames, event_frame
+from protocol.messages import TableSummary
 from protocol.views import player_view
+from protocol.values import Command, LegalAction, Message, Value, ViewPart
 from server.games import Event
 from server.match import RUNNING, WAITING, Answer, Match, Seat, Subscriber
 
@@ -59,9 +61,9 @@ class Session:
         return self._views_due and (any(s.views and s.sub is not None for s in self.match.seats)
                                     or any(self.spectators.values()))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TableSummary:
         match = self.match
-        summary = {"table": match.id, "game": match.game_name, "seats": match.seat_count, "taken": len(match.seats),
+        summary: TableSummary = {"table": match.id, "game": match.game_name, "seats": match.seat_count, "taken": len(match.seats),
                    "state": match.state, "spectators": len(self.spectators), "paused": match.paused_at is not None}
         return {**summary, "seeded": True} if match.seeded else summary
 
@@ -79,7 +81,7 @@ class Session:
     # ------------------------------------------------------------------ driving
 
     def step(self, now: int, kind: str | None = None, sub: Subscriber | None = None,
-             msg: dict[str, Any] | None = None) -> None:
+             msg: Message | None = None) -> None:
         """Fire the deadlines due at ``now``, then handle one request (if any), then send fresh views."""
         self.tick(now)
         if kind is not None:
@@ -93,7 +95,7 @@ class Session:
             self.match.tick(now)
             self._fan_out()
 
-    def handle(self, kind: str, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    def handle(self, kind: str, sub: Subscriber, msg: Message, now: int) -> None:
         """One request from ``sub``; a refusal is answered to it with an ``error`` frame."""
         try:
             REQUESTS[kind](self, sub, msg, now)
@@ -101,7 +103,7 @@ class Session:
             self._fan_out()  # whatever the match numbered before it refused
             self._send(sub, encode(messages.error(err, re=msg.get("id"), table=self.match.id)))
 
-    def act(self, seat: int, command: dict[str, Any], now: int, key: str | None = None) -> Answer:
+    def act(self, seat: int, command: Command, now: int, key: str | None = None) -> Answer:
         """A seat's command, as the match answers it (``Match.act``), its events sent to whoever may see them."""
         try:
             return self.match.act(seat, command, now, key)
@@ -146,10 +148,10 @@ class Session:
                 private = {}
             self._send(target, frames.for_seat(seat, private, self.legal(seat), answers))
 
-    def public_view(self) -> dict[str, Any]:
+    def public_view(self) -> ViewPart:
         match = self.match
         if match.engine is None:
-            body: dict[str, Any] = {"game": match.game_name, "phase": "waiting"}
+            body: ViewPart = {"game": match.game_name, "phase": "waiting"}
         else:
             body = dict(match.views.public(match.engine))  # a copy: the table's own fields go in it
             if match.result is not None:
@@ -161,13 +163,13 @@ class Session:
             body["seeded"] = True
         return body
 
-    def legal(self, seat: int | None) -> list[dict[str, Any]]:
+    def legal(self, seat: int | None) -> list[LegalAction]:
         match = self.match
         if seat is None or match.engine is None or match.paused_at is not None or match.state != RUNNING:
             return []
         return match.views.legal(match.engine, seat)
 
-    def player_view(self, seat: int | None) -> dict[str, Any]:
+    def player_view(self, seat: int | None) -> ViewPart:
         """The whole view as a player is given it (the in-process form of a ``view`` frame)."""
         match = self.match
         private = match.views.private(match.engine, seat) if seat is not None and match.engine is not None else None
@@ -197,13 +199,16 @@ class Session:
 
 # ---------------------------------------------------------------------- the requests, each an input of the match
 
+# a table's request handler: the session, who asked, the checked client message (or the server's own), now
+Handler = Callable[["Session", Subscriber, Message, int], None]
 
-def _reply(s: Session, sub: Subscriber, kind: str, msg: dict[str, Any], **fields: Any) -> None:
+
+def _reply(s: Session, sub: Subscriber, kind: str, msg: Message, **fields: Value) -> None:
     s._send(sub, encode(messages.reply(kind, msg.get("id"), **fields)))
 
 
-def _reattach(s: Session, seat: Seat, sub: Subscriber, msg: dict[str, Any], now: int, reply: str, last_seq: int,
-              **fields: Any) -> None:
+def _reattach(s: Session, seat: Seat, sub: Subscriber, msg: Message, now: int, reply: str, last_seq: int,
+              **fields: Value) -> None:
     """``seat`` held by ``sub`` again (a resume, or a join sent again): the events after ``last_seq``,
     then a view."""
     match = s.match
@@ -240,7 +245,7 @@ def _seat_holding(match: Match, secret: str, value: str) -> Seat | None:
     return None
 
 
-def _on_join(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_join(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     match = s.match
     if s.seat_of(sub) is not None:
         raise ProtocolError("already_seated", "this connection already holds a seat here")
@@ -261,13 +266,13 @@ def _on_join(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None
     s._views_due = True
 
 
-def _on_watch(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_watch(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     s.spectators[sub] = msg.get("views", True)
     _reply(s, sub, "watching", msg, table=s.match.id, game=s.match.game_name, static=s.match.static)
     s.flush_views(now, only=sub)
 
 
-def _on_leave(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_leave(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     seat = s.seat_of(sub)
     if seat is None and sub not in s.spectators:
         raise ProtocolError("not_seated", "this connection neither holds a seat nor watches here")
@@ -280,24 +285,24 @@ def _on_leave(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> Non
     _reply(s, sub, "left", msg, table=s.match.id)
 
 
-def _on_resume(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_resume(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     seat = _seat_holding(s.match, "token", msg["token"])
     if seat is None:
         raise ProtocolError("bad_token", "that token holds no seat at this table")
     _reattach(s, seat, sub, msg, now, "resumed", last_seq=msg["last_seq"])
 
 
-def _on_detach(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_detach(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     s.detach(sub)
 
 
-def _on_view(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_view(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     if s.seat_of(sub) is None and sub not in s.spectators:
         raise ProtocolError("not_seated", "join, resume or watch this table first")
     s.flush_views(now, only=sub, re=msg.get("id"))
 
 
-def _on_act(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     seat = s.seat_of(sub)
     if seat is None:
         raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
@@ -319,23 +324,23 @@ def _on_act(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
     s._fan_out()
 
 
-def _organiser(change: Callable[[Match, int], None]) -> Callable[[Session, Subscriber, dict[str, Any], int], None]:
+def _organiser(change: Callable[[Match, int], None]) -> Handler:
     """An organiser's request (pause, unpause, close): the match's change, its events, then the ``ok``."""
-    def handle(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+    def handle(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
         change(s.match, now)
         s._fan_out()
         _reply(s, sub, "ok", msg)
     return handle
 
 
-def _on_expire(s: Session, sub: Subscriber, msg: dict[str, Any], now: int) -> None:
+def _on_expire(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     """Nobody joined in time (server/lobby.py): a table still waiting ends, with reason "expired"."""
     if s.match.state == WAITING:
         s.match.close(now, ended="expired")
         s._fan_out()
 
 
-REQUESTS: dict[str, Callable[[Session, Subscriber, dict[str, Any], int], None]] = {
+REQUESTS: dict[str, Handler] = {
     "join": _on_join,
     "watch": _on_watch,
     "leave": _on_leave,

@@ -14,6 +14,7 @@ from typing import Any
 
 from clients.players import make_player
 from protocol.errors import ProtocolError
+from protocol.values import Map, Result
 from server.games import DEFAULT_GAME, Game
 from server.match import Match
 from server.session import Session
@@ -94,12 +95,12 @@ def simulate(players: int, seed: int, kind: str = "greedy", options: Any = None,
     return sim
 
 
-def game_summary(result: dict[str, Any], kinds: list[str]) -> dict[str, Any]:
+def game_summary(result: Result, kinds: list[str]) -> Map:
     """The one JSON object ``simulate`` and ``demo`` print: the game-neutral keys of a result and the
     game's own detail (e.g. Parsimonia's dollars and turns)."""
     return {"kinds": kinds, **{k: v for k, v in result.items() if k != "over"}}
 
 
-def summary(sim: Simulation) -> dict[str, Any]:
+def summary(sim: Simulation) -> Map:
     assert sim.match.result is not None
     return game_summary(sim.match.result, sim.kinds)

@@ -19,14 +19,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from server import logs
 from server.aside import set_aside_strangers
 from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import (Journal, JournalCorrupt, Log, Syncer, decode_frames, encode_record, read_journal,
-                            read_table, write_file)
+from server.journal import (Journal, JournalCorrupt, Log, Record, Syncer, decode_frames, encode_record,
+                            read_journal, read_table, write_file)
 
 _ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
 IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)
@@ -37,7 +37,7 @@ __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 @dataclass
 class Recovered:
     table_id: str
-    records: list[dict[str, Any]]
+    records: list[Record]
 
 
 class DataDir:
@@ -71,14 +71,14 @@ class DataDir:
     def open_journal(self, table_id: str) -> Journal:
         return self.syncer.open(table_id, self._frames.pop(table_id, None))
 
-    def archived(self, table_id: str) -> Callable[[], list[dict[str, Any]]] | None:
+    def archived(self, table_id: str) -> Callable[[], list[Record]] | None:
         """How to read the records of a finished game from its replay file, if it has one (None otherwise)."""
         if _TABLE_ID.fullmatch(table_id) is None:  # never a path of the client's making
             return None
         path = os.path.join(self.replays, f"{table_id}.journal")
         return (lambda: read_journal(path).records) if os.path.isfile(path) else None
 
-    def finished_records(self, table_id: str) -> list[dict[str, Any]]:
+    def finished_records(self, table_id: str) -> list[Record]:
         """A finished table's records: its replay file, or (while the file is being written) the log's."""
         path = os.path.join(self.replays, f"{table_id}.journal")
         for _ in range(3):  # the file is renamed into place before the log lets the records go

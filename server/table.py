@@ -23,13 +23,14 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import trio
 
 from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
+from protocol.values import EventData, Message
 from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
@@ -50,7 +51,7 @@ __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat",
 class Request:
     kind: str  # join / watch / leave / resume / act / view / detach, or pause_clocks / unpause_clocks / close_table
     conn: "Connection"
-    msg: dict[str, Any]
+    msg: Message
 
 
 def _answer_now(match: Session, clock: ServerClock, request: Request) -> None:
@@ -73,7 +74,7 @@ class _Shell:
     def seat_of(self, conn: "Connection") -> Seat | None:
         return self.match.seat_of(conn)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> messages.TableSummary:
         return self.match.summary()
 
     @property
@@ -145,7 +146,7 @@ class Table(_Shell):
             sub.send(notice)
         self._wait.cancel()
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> messages.TableSummary:
         summary = self.match.summary()
         if self.expires_ms is not None and self.match.state == "waiting":
             summary["expires"] = self.expires_ms
@@ -286,7 +287,7 @@ class Table(_Shell):
             self.log.log(level, event.type, **_loggable(event.data if event.audience is None else {}))
 
 
-def _loggable(fields: dict[str, Any]) -> dict[str, Any]:
+def _loggable(fields: EventData) -> EventData:
     return {k: v for k, v in fields.items() if k not in ("event", "type", "at", "seats")}
 
 

@@ -22,7 +22,7 @@ import trio
 from coredis import Redis
 from coredis.exceptions import RedisError
 
-from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY
+from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY, TableSummary
 from protocol.schema import SchemaError
 from server import logs
 from server.cluster import names
@@ -53,7 +53,7 @@ class Directory:
         self.heartbeat_ms = heartbeat_ms
         self.peers: dict[int, Peer] = {}  # the other live workers, as of the last beat
         self.addresses: dict[int, str] = {}  # every other worker's last known address (a dead one comes back there)
-        self._their_tables: list[dict[str, Any]] = []
+        self._their_tables: list[TableSummary] = []
         self.reachable: bool | None = None  # Redis answered the last beat (None: no beat yet)
         self._wake = trio.Event()  # set: beat now, not at the next beat's time
         self._announce = False  # a table opened here: after the beat, tell the others to read the entries now
@@ -66,7 +66,7 @@ class Directory:
         worker = names.worker_of(table_id)
         return None if worker is None or worker == self.worker else self.addresses.get(worker)
 
-    def summaries(self) -> list[dict[str, Any]]:
+    def summaries(self) -> list[TableSummary]:
         return self._their_tables
 
     def least_loaded(self, own_tables: int) -> int | None:
@@ -130,7 +130,7 @@ class Directory:
             self.peers, self._their_tables = {}, []
             return
         peers: dict[int, Peer] = {}
-        tables: list[dict[str, Any]] = []
+        tables: list[TableSummary] = []
         for worker, raw in zip(others, await redis.mget([names.entry_key(k) for k in others])):
             entry = _json(raw)
             peer = _peer(worker, entry)
@@ -163,11 +163,11 @@ def _peer(worker: int, entry: Any) -> Peer | None:
     return Peer(worker, url, tables, connections)
 
 
-def _listing(worker: int, listing: Any) -> list[dict[str, Any]]:
+def _listing(worker: int, listing: Any) -> list[TableSummary]:
     """A worker's table summaries that fit the protocol and are that worker's."""
     if not isinstance(listing, list):
         return []
-    out = []
+    out: list[TableSummary] = []
     for item in listing[:MAX_LISTED_TABLES]:
         try:
             summary = TABLE_SUMMARY.check(item)

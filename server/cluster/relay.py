@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import trio
 from coredis import Redis
@@ -33,6 +33,7 @@ from protocol import messages
 from protocol.codec import decode
 from protocol.errors import ERROR_CODES, ProtocolError
 from protocol.schema import AnyMap, Int, List, SchemaError
+from protocol.values import Map, Message, Options, ReadMap
 from server import logs, requests
 from server.cluster import names
 from server.cluster.directory import Directory
@@ -41,7 +42,7 @@ from server.table import Request
 
 if TYPE_CHECKING:
     from server.app import Server
-    from server.connection import Connection, ConnectionSummary
+    from server.connection import Connection
 
 ASK_TIMEOUT_MS = 3000
 REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after this
@@ -49,6 +50,63 @@ RESUBSCRIBE_MS = 1000  # the wait before subscribing again after Redis went away
 _BULLETIN_DATA = AnyMap(256)
 _CONNECTIONS = List(messages.CONNECTION_SUMMARY, 100_000)
 _CONN_ID = Int(1, 2**62)
+
+
+# What one worker asks another (``reply``, the key to answer on, is added as it goes out).
+class CreateAsk(TypedDict):
+    op: Literal["create"]
+    game: str
+    seats: int
+    seed: NotRequired[int]
+    time_scale: NotRequired[float]
+    options: NotRequired[Options]
+
+
+class AdminAsk(TypedDict):
+    op: Literal["admin"]
+    action: str  # one of messages.TABLE_ADMIN
+    table: str
+
+
+class KickAsk(TypedDict):
+    op: Literal["kick"]
+    conn: int
+
+
+class ConnectionsAsk(TypedDict):
+    op: Literal["connections"]
+
+
+Ask = CreateAsk | AdminAsk | KickAsk | ConnectionsAsk
+
+
+# What the asked worker answers.
+class Created(TypedDict):
+    table: str
+
+
+class Refused(TypedDict):
+    """An error as ``_error_of`` reads it back: a protocol error code and its message."""
+
+    code: str
+    message: str
+
+
+class Frame(TypedDict):
+    """The table's or the server's own reply (``ok`` or ``error``), as a client would have been sent it."""
+
+    frame: Message
+
+
+class Connections(TypedDict):
+    connections: list[messages.ConnectionSummary]
+
+
+Answer = Created | Refused | Frame | Connections
+
+
+# a bulletin set on worker "from", broadcast on names.BULLETINS ("from" is a keyword: the functional form)
+BulletinNote = TypedDict("BulletinNote", {"from": int, "topic": str, "data": Map})
 
 
 class Relay:
@@ -63,27 +121,27 @@ class Relay:
 
     # -- asked by this worker's connections (never waiting: the asking runs in a task of its own)
 
-    def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+    def create_elsewhere(self, conn: Connection, msg: Message, re: int | None) -> bool:
         """Send ``create`` to the least-loaded worker if that is another one; False: create it here."""
         if self.redis is None or not self.directory.reachable:
             return False
         target = self.directory.least_loaded(len(self.lobby.live))
         if target is None:
             return False
-        fields = {k: v for k, v in msg.items() if k not in ("type", "id", "admin")}
+        fields = {k: v for k, v in msg.items() if k not in ("type", "id", "admin")}  # the table's own
         self.lobby.nursery.start_soon(self._create_via, conn, target, fields, re)
         return True
 
-    def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+    def forward_admin(self, conn: Connection, msg: Message, re: int | None) -> bool:
         """Send the organiser's pause, unpause or close of a table another worker holds to that worker."""
         worker = names.worker_of(msg["table"])
         if worker is None or worker == self.worker or msg["action"] not in messages.TABLE_ADMIN:
             return False
-        ask = {"op": "admin", "action": msg["action"], "table": msg["table"]}
+        ask: AdminAsk = {"op": "admin", "action": msg["action"], "table": msg["table"]}
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
         return True
 
-    def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+    def forward_kick(self, conn: Connection, msg: Message, re: int | None) -> bool:
         """Send the organiser's kick of a connection another worker holds to that worker."""
         worker = names.worker_of_connection(msg["conn"])
         if worker in (0, self.worker):
@@ -91,10 +149,10 @@ class Relay:
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, {"op": "kick", "conn": msg["conn"]}, re)
         return True
 
-    async def connections(self) -> list[ConnectionSummary]:
+    async def connections(self) -> list[messages.ConnectionSummary]:
         """Every worker's connections: this one's, and those of each live worker that answers in time."""
         listing = [c.summary() for c in self.server.connections.values()]
-        answers: dict[int, dict[str, Any] | None] = {}
+        answers: dict[int, Map | None] = {}
 
         async def ask(worker: int) -> None:
             answers[worker] = await self._ask(worker, {"op": "connections"})
@@ -111,13 +169,14 @@ class Relay:
             listing.extend(c for c in theirs if names.worker_of_connection(c["conn"]) == worker)
         return listing
 
-    def publish(self, topic: str, data: dict[str, Any]) -> None:
+    def publish(self, topic: str, data: Map) -> None:
         """A bulletin set here goes to every other worker too."""
         if self.redis is not None:
-            note = json.dumps({"from": self.worker, "topic": topic, "data": data})
+            bulletin: BulletinNote = {"from": self.worker, "topic": topic, "data": data}
+            note = json.dumps(bulletin)
             self.lobby.nursery.start_soon(self._publish, names.BULLETINS, note)
 
-    async def _create_via(self, conn: Connection, target: int, fields: dict[str, Any], re: int | None) -> None:
+    async def _create_via(self, conn: Connection, target: int, fields: Map, re: int | None) -> None:
         answer = await self._ask(target, {"op": "create", **fields})
         if answer is None:  # the chosen worker did not answer: the table goes here after all
             self.log.warning("create_not_answered", target=target)
@@ -133,7 +192,7 @@ class Relay:
         else:
             conn.send(messages.error(_error_of(answer), re=re))
 
-    async def _admin_via(self, conn: Connection, worker: int, ask: dict[str, Any], re: int | None) -> None:
+    async def _admin_via(self, conn: Connection, worker: int, ask: AdminAsk | KickAsk, re: int | None) -> None:
         answer = await self._ask(worker, ask)
         frame = None if answer is None else answer.get("frame")
         if isinstance(frame, dict) and frame.get("type") == "ok":
@@ -145,7 +204,7 @@ class Relay:
             conn.send(messages.error(ProtocolError(
                 "internal", f"worker {worker}, which holds {held}, did not answer"), re=re))
 
-    async def _ask(self, worker: int, request: dict[str, Any]) -> dict[str, Any] | None:
+    async def _ask(self, worker: int, request: Ask | Map) -> Map | None:
         """Publish ``request`` on ``worker``'s inbox and wait for its answer; None if none came in time."""
         redis = self.redis
         if redis is None:
@@ -172,7 +231,7 @@ class Relay:
         except (RedisError, OSError) as exc:
             self.log.warning("publish_failed", channel=channel, error=str(exc)[:200])
 
-    async def _answer(self, key: str, answer: dict[str, Any]) -> None:
+    async def _answer(self, key: str, answer: Answer) -> None:
         redis = self.redis
         try:
             if redis is not None:
@@ -224,13 +283,13 @@ class Relay:
         except (SchemaError, ValueError) as exc:
             self.log.warning("relay_message_dropped", channel=str(channel)[:80], why=str(exc)[:200])
 
-    def _reply_key(self, note: dict[str, Any]) -> str:
+    def _reply_key(self, note: Map) -> str:
         key = note.get("reply")
         if not (isinstance(key, str) and key.startswith(f"{names.ROOT}reply:") and len(key) <= 64):
             raise ValueError("no reply key")
         return key
 
-    def _create(self, note: dict[str, Any]) -> None:
+    def _create(self, note: Map) -> None:
         key = self._reply_key(note)
         fields = {k: v for k, v in note.items() if k not in ("op", "reply")}
         try:
@@ -241,7 +300,7 @@ class Relay:
             self.lobby.nursery.start_soon(self._answer, key, {"code": err.code, "message": err.message})
             return
         self.log.info("table_created", table=table.id, asked=True)
-        answer = {"table": table.id}
+        answer: Created = {"table": table.id}
         if table.journal is None:
             self.lobby.nursery.start_soon(self._answer, key, answer)
         else:
@@ -250,7 +309,7 @@ class Relay:
                 lambda exc: self.lobby.nursery.start_soon(self._answer, key, {
                     "code": "internal", "message": f"the table's journal could not be written ({exc})"}))
 
-    def _admin(self, note: dict[str, Any]) -> None:
+    def _admin(self, note: Map) -> None:
         key = self._reply_key(note)
         action, table_id = note.get("action"), messages.TABLE.check(note.get("table"), "table")
         if action not in messages.TABLE_ADMIN:
@@ -264,18 +323,18 @@ class Relay:
         request = Request(messages.TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id})  # type: ignore
         table.submit(request)
 
-    def _kick(self, note: dict[str, Any]) -> None:
+    def _kick(self, note: Map) -> None:
         key = self._reply_key(note)
         target = self.server.connections.get(_CONN_ID.check(note.get("conn"), "conn"))
         if target is None:
-            answer = {"type": "error", "code": "bad_field", "message": "conn: no such connection"}
+            answer: Map = {"type": "error", "code": "bad_field", "message": "conn: no such connection"}
         else:
             self.log.info("admin_request", action="kick", target=target.id, asked=True)
             target.close("kicked by the organiser", abort=True)
             answer = {"type": "ok"}
         self.lobby.nursery.start_soon(self._answer, key, {"frame": answer})
 
-    def _bulletin(self, note: dict[str, Any]) -> None:
+    def _bulletin(self, note: Map) -> None:
         if note.get("from") == self.worker:
             return
         topic = messages.TOPIC.check(note.get("topic"), "topic")
@@ -296,7 +355,7 @@ class _Answer:
             self.relay.lobby.nursery.start_soon(self.relay._answer, self.key, {"frame": decode(frame)})
 
 
-def _error_of(answer: dict[str, Any]) -> ProtocolError:
+def _error_of(answer: ReadMap) -> ProtocolError:
     code, message = answer.get("code"), answer.get("message")
     if code not in ERROR_CODES or code in ("illegal_action", "moved") or not isinstance(message, str):
         return ProtocolError("internal", "the worker asked gave an answer this one cannot read")

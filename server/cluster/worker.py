@@ -8,11 +8,13 @@ is made again after a pause; nothing of it ever stops the server.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import trio
 from coredis import Redis
 
+from protocol.messages import ConnectionSummary
+from protocol.values import Map, Message
 from server import logs
 from server.cluster import names
 from server.cluster.directory import HEARTBEAT_MS, Directory
@@ -20,7 +22,7 @@ from server.cluster.relay import Relay
 
 if TYPE_CHECKING:
     from server.app import Server
-    from server.connection import Connection, ConnectionSummary
+    from server.connection import Connection
 
 RECONNECT_MS = 1000
 
@@ -60,13 +62,13 @@ class Worker:
             self.relay.redis = None
             await trio.sleep(RECONNECT_MS / 1000)
 
-    def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+    def create_elsewhere(self, conn: Connection, msg: Message, re: int | None) -> bool:
         return self.relay is not None and self.relay.create_elsewhere(conn, msg, re)
 
-    def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+    def forward_admin(self, conn: Connection, msg: Message, re: int | None) -> bool:
         return self.relay is not None and self.relay.forward_admin(conn, msg, re)
 
-    def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
+    def forward_kick(self, conn: Connection, msg: Message, re: int | None) -> bool:
         return self.relay is not None and self.relay.forward_kick(conn, msg, re)
 
     async def connections(self) -> list[ConnectionSummary]:
@@ -74,21 +76,38 @@ class Worker:
             return []
         return await self.relay.connections()
 
-    def publish(self, topic: str, data: dict[str, Any]) -> None:
+    def publish(self, topic: str, data: Map) -> None:
         if self.relay is not None:
             self.relay.publish(topic, data)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Cluster:
         """Every live worker as this one's copy of the directory has them (``GET /cluster``)."""
         directory, server = self.directory, self.server
         if directory is None or server is None or server.lobby is None:
             return {"worker": self.worker, "redis_reachable": None, "workers": []}
-        me = {"worker": self.worker, "url": directory.url, "tables": len(server.lobby.live),
+        me: WorkerRow = {"worker": self.worker, "url": directory.url, "tables": len(server.lobby.live),
               "connections": len(server.connections)}
-        others = [{"worker": p.worker, "url": p.url, "tables": p.tables, "connections": p.connections}
+        others: list[WorkerRow] = [{"worker": p.worker, "url": p.url, "tables": p.tables, "connections": p.connections}
                   for p in directory.peers.values()]
         return {"worker": self.worker, "redis_reachable": directory.reachable,
                 "workers": sorted([me, *others], key=lambda w: w["worker"])}
+
+
+class WorkerRow(TypedDict):
+    """A live worker in ``GET /cluster``: where it listens, how many tables and connections it holds."""
+
+    worker: int
+    url: str
+    tables: int
+    connections: int
+
+
+class Cluster(TypedDict):
+    """``GET /cluster``: this worker, whether Redis answered its last beat (None: no beat yet), the live workers."""
+
+    worker: int
+    redis_reachable: bool | None
+    workers: list[WorkerRow]
 
 
 async def stop_with_supervisor(cancel: trio.CancelScope, every_ms: int = 1000) -> None:

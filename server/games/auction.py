@@ -14,13 +14,31 @@ timers moves what its view shows. The game fires it (and cancels it when the auc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable
+from typing import Hashable, Iterable, NotRequired, TypedDict
 
 from server.games.base import IllegalAction
 from server.games.timers import Timers
 
 SELLER_PICKS = "seller_picks"
 HIGHEST_WINS = "highest_wins"
+
+
+class AuctionView(TypedDict):
+    """An open auction as the players see it; ``bids`` are ``[seat, amount]`` pairs, by seat."""
+
+    id: int
+    seller: int | None
+    starter: int
+    lot: list[int]
+    rule: str
+    start_price: int
+    bids: list[list[int]]
+    high_bidder: int | None
+    high: int | None
+    min_bid: int
+    opened_at: int
+    closes_at: int | None
+    lot_kind: NotRequired[str]  # the game's kind of card the lot starts with, when the game adds it
 
 
 @dataclass
@@ -84,7 +102,7 @@ class OpenAuction:
         if self._high is not None and self._high[0] == seat:
             self._high = self._highest()
 
-    def to_view(self) -> dict[str, Any]:
+    def to_view(self) -> AuctionView:
         high = self.high()
         return {
             "id": self.id,

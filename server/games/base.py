@@ -35,8 +35,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Hashable
 
-from protocol.schema import Record, SchemaError
+from protocol.schema import Record, SchemaError, Spec
 from protocol.views import player_view
+from protocol.values import (Command, EventData, LegalAction, Map, Options, Result, Snapshot, Value, ViewPart,
+                             WireEvent)
 
 from .timers import Timers
 
@@ -59,23 +61,23 @@ class Event:
 
     type: str
     at: int
-    data: dict[str, Any]
+    data: EventData
     audience: frozenset[int] | None = None
-    redacted: dict[str, Any] | None = None
+    redacted: EventData | None = None
 
     def visible_to(self, seat: int | None) -> bool:
         return self.audience is None or (seat is not None and seat in self.audience)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> WireEvent:
         return {"type": self.type, "at": self.at, **self.data}
 
-    def redacted_wire(self) -> dict[str, Any]:
+    def redacted_wire(self) -> WireEvent:
         """What a seat outside the audience gets: the redacted form, or an empty map."""
         if self.redacted is None:
             return {}
         return {"type": self.type, "at": self.at, **self.redacted}
 
-    def wire_for(self, seat: int | None) -> dict[str, Any]:
+    def wire_for(self, seat: int | None) -> WireEvent:
         return self.to_wire() if self.visible_to(seat) else self.redacted_wire()
 
 
@@ -86,9 +88,9 @@ class Outcome:
     reason: str | None  # None: the game has not ended (scores as they stand)
     winners: tuple[int, ...]
     scores: tuple[int, ...]
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: Map = field(default_factory=dict)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Map:
         return {"reason": self.reason, "winners": list(self.winners), "scores": list(self.scores), **self.detail}
 
 
@@ -97,13 +99,13 @@ class Option:
     """One table option: its schema, its default, what it means. ``duration``: integer ms that the
     table's time scale divides (a time control)."""
 
-    spec: Any
-    default: Any
+    spec: Spec
+    default: Value
     doc: str
     duration: bool = False
 
 
-def parse_command(catalogue: dict[str, Record], raw: Any) -> dict[str, Any]:
+def parse_command(catalogue: dict[str, Record], raw: Any) -> Command:
     """Check a raw command map against a game's catalogue; raise ``SchemaError`` if it does not fit."""
     if not isinstance(raw, dict):
         raise SchemaError("bad_field", "command", "expected a map")
@@ -159,7 +161,7 @@ class Game(ABC):
     # ------------------------------------------------------------------ options and creation
 
     @classmethod
-    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
+    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> Options:
         """Every option with its default filled in and durations scaled; ``ValueError`` if one is bad."""
         if options is None:
             options = {}
@@ -171,7 +173,7 @@ class Game(ABC):
             raise ValueError(f"options.{unknown[0]}: unknown field ({cls.NAME}'s options: {known})")
         if not isinstance(time_scale, (int, float)) or not 0 < time_scale < float("inf"):
             raise ValueError("time_scale must be a positive number")
-        out: dict[str, Any] = {}
+        out: Options = {}
         for name, option in cls.OPTIONS.items():
             if name in options:
                 try:
@@ -187,7 +189,7 @@ class Game(ABC):
         return out
 
     @classmethod
-    def _check_option_values(cls, options: dict[str, Any]) -> None:
+    def _check_option_values(cls, options: Options) -> None:
         """Checks across options (e.g. the bank covers the starting money); raise ``ValueError``."""
 
     @classmethod
@@ -198,16 +200,16 @@ class Game(ABC):
 
     @classmethod
     @abstractmethod
-    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Game":
+    def from_options(cls, players: int, seed: int, options: Options, start_ms: int) -> "Game":
         """An engine from options already checked by ``check_options``."""
 
     @classmethod
-    def parse(cls, raw: Any) -> dict[str, Any]:
+    def parse(cls, raw: Any) -> Command:
         return parse_command(cls.COMMANDS, raw)
 
     # ------------------------------------------------------------------ driving
 
-    def apply(self, seat: int, command: dict[str, Any], now_ms: int) -> list[Event]:
+    def apply(self, seat: int, command: Command, now_ms: int) -> list[Event]:
         """Apply a command from ``seat`` at ``now_ms``.
 
         Raises ``SchemaError`` for a malformed command and ``IllegalAction`` for one the rules refuse;
@@ -218,7 +220,7 @@ class Game(ABC):
             raise IllegalAction("no_such_seat", f"seat {seat} is not at this table")
         self._at = now_ms
         self._check_seat(seat)
-        handler = self.HANDLERS[parsed["type"]]
+        handler = self.HANDLERS[parsed["type"]]  # type: ignore[index]  # parse_command put a str there
         try:
             handler(self, seat, **{k: v for k, v in parsed.items() if k != "type"})
         except IllegalAction:
@@ -266,19 +268,19 @@ class Game(ABC):
     def _settle(self) -> None:
         """Work out what follows from the state after a command or a deadline."""
 
-    def _emit(self, kind: str, audience: frozenset[int] | None = None, redacted: dict[str, Any] | None = None,
-              **data: Any) -> None:
+    def _emit(self, kind: str, audience: frozenset[int] | None = None, redacted: EventData | None = None,
+              **data: Value) -> None:
         self._events.append(Event(kind, self._at, data, audience, redacted))
 
     @classmethod
     def created(cls, events: list[Event]) -> dict[str, int]:
         """The ids ``events`` made, by kind (``CREATES``)."""
-        made = {}
+        made: dict[str, int] = {}
         for event in events:
             kind = cls.CREATES.get(event.type)
             if kind is not None:
                 value = event.data[kind]
-                made[kind] = value["id"] if isinstance(value, dict) else value
+                made[kind] = value["id"] if isinstance(value, dict) else value  # type: ignore[assignment]  # an id
         return made
 
     def _take_events(self) -> list[Event]:
@@ -287,25 +289,25 @@ class Game(ABC):
 
     # ------------------------------------------------------------------ what a seat may see and do
 
-    def static(self) -> dict[str, Any]:
+    def static(self) -> ViewPart:
         """What never changes during the game (sent once, when a client joins, watches or resumes)."""
         return {}
 
     @abstractmethod
-    def public_view(self) -> dict[str, Any]:
+    def public_view(self) -> ViewPart:
         """What everyone at the table, spectators included, may see now."""
 
-    def private_view(self, seat: int) -> dict[str, Any]:
+    def private_view(self, seat: int) -> ViewPart:
         """What only ``seat`` may see now (its keys differ from the public view's)."""
         return {}
 
-    def view(self, seat: int | None) -> dict[str, Any]:
+    def view(self, seat: int | None) -> ViewPart:
         """The whole view of ``seat`` (None: a spectator), as a player is given it."""
         private = self.private_view(seat) if seat is not None else None
         return player_view(self.static(), self.public_view(), private, seat)
 
     @abstractmethod
-    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
+    def legal_actions(self, seat: int) -> list[LegalAction]:
         """Command templates: an integer field given as ``{"min": a, "max": b}`` may take any value in it."""
 
     # ------------------------------------------------------------------ the end
@@ -327,13 +329,13 @@ class Game(ABC):
     def _standing(self) -> Outcome:
         """Scores as they stand now, for a game stopped before its end (reason ``None``, no winners)."""
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> Result:
         """The outcome on the wire: ``game``, ``seed``, ``players``, ``over`` and ``Outcome.to_wire()``."""
         outcome = self.standing()
         return {"game": self.NAME, "seed": self.seed, "players": self.n, "over": self.over, **outcome.to_wire()}
 
     @abstractmethod
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         """The whole state, hidden parts included, as JSON-able data (for digests and tests)."""
 
     def digest(self) -> str:

@@ -16,10 +16,20 @@ deadline, history from then on, is kept as it stood.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, TypedDict
+
+from protocol.values import EventData, Snapshot
 
 from server.games.base import IllegalAction
 from server.games.timers import Timers
+
+
+class SealedView(TypedDict):
+    """The public part of a sealed choice: who owes one, who has chosen, when it falls due."""
+
+    seats: list[int]
+    chosen: list[int]
+    deadline: int | None
 
 
 @dataclass
@@ -75,11 +85,11 @@ class SealedChoice:
         self.timers.cancel(self.key)
         return dict(sorted(self.choices.items()))
 
-    def chosen_event(self, seat: int) -> tuple[dict[str, Any], frozenset[int], dict[str, Any]]:
+    def chosen_event(self, seat: int) -> tuple[EventData, frozenset[int], EventData]:
         """``(data, audience, redacted)`` of the event for ``seat``'s choice: its value for itself alone."""
         return {"seat": seat, "choice": self.choices[seat]}, frozenset({seat}), {"seat": seat}
 
-    def to_view(self) -> dict[str, Any]:
+    def to_view(self) -> SealedView:
         """The public part: who owes, who has chosen, the deadline; never a value before the reveal."""
         return {"seats": sorted(self.seats), "chosen": sorted(self.choices), "deadline": self.deadline}
 
@@ -87,6 +97,6 @@ class SealedChoice:
         """What ``seat`` chose (None before it chose)."""
         return self.choices.get(seat)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return {"key": repr(self.key), "seats": sorted(self.seats), "deadline": self.deadline,
                 "choices": sorted(self.choices.items()), "defaulted": sorted(self.defaulted)}

@@ -4,13 +4,13 @@ presence and each human's token (kept on screen, since a redraw clears what was 
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from .export import TournamentDocument
 from .presence import SeatWatch
 from .store import Snapshot, TableRecord
 
 
-def render_standings(doc: dict[str, Any]) -> str:
+def render_standings(doc: TournamentDocument) -> str:
     lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
              f" of {doc['rounds_planned']}",
              f"{'#':>3} {'name':<24} {'points':>7} {'score':>8} {'games':>5}"]

@@ -25,13 +25,14 @@ from typing import Any, Callable
 import trio
 
 from clients.sdk import ServerError
+from protocol.values import Result
 from server import faults, logs
 from server.app import Server, ServerConfig
 from server.dirlock import DirLock
 from server.tournament.bots import run_bot_process
 from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.guide import entrant_key, guides, page_link, topic
-from server.tournament.export import tournament_document, write_exports
+from server.tournament.export import TournamentDocument, tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
 from server.tournament.presence import SeatWatch, connected_seats
 from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
@@ -160,7 +161,7 @@ class Director:
                 raise RuntimeError(f"table {sid} is gone from the server and left no replay file") from None
             await self.link._results_in.send((sid, result))
 
-    def _result_from_replay(self, sid: str) -> dict[str, Any] | None:
+    def _result_from_replay(self, sid: str) -> Result | None:
         """A table that ended while the director was down: its result is in the server's replay file."""
         from server.journal import read_journal
 
@@ -325,7 +326,7 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print) -> dict[str, Any]:
+async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print) -> TournamentDocument:
     """Run (or carry on) the tournament of ``cfg.roster`` to its end; return its document."""
     roster = load_roster(cfg.roster)
     os.makedirs(cfg.data_dir, mode=0o700, exist_ok=True)
@@ -336,7 +337,7 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
         lock.close()
 
 
-async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> dict[str, Any]:
+async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> TournamentDocument:
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
         if store.begin(roster, roster.seed if cfg.seed is None else cfg.seed).seeded:
             store.secret()  # made now, or refused (StoreError, one line) before anything starts

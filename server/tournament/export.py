@@ -22,19 +22,64 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict
 
-from .standings import finishing_places, number, place_points
-from .store import Snapshot, TableRecord
+from protocol.values import Value
+
+from .roster import Format
+from .standings import StandingRow, finishing_places, number, place_points
+from .store import Snapshot, TableRecord, TableState, TournamentState
 
 STANDINGS_COLUMNS = ("rank", "name", "kind", "points", "score", "games", "opponents_points", "dropped")
 RESULTS_COLUMNS = ("round", "table", "server_table", "reason", "seat", "name", "score", "place", "points", "no_show")
 
 
-def tournament_document(snapshot: Snapshot) -> dict[str, Any]:
+class EntrantRow(StandingRow):
+    kind: Literal["human", "bot"]
+
+
+class SeatRow(TypedDict):
+    """A seat of a table; score, place and points are None until its game has ended."""
+
+    seat: int
+    name: str
+    score: int | None
+    place: int | None
+    points: int | float | None
+    no_show: bool | None  # None for a bot
+
+
+class TableRow(TypedDict):
+    table: int  # its position in the round
+    server_table: str | None
+    state: TableState
+    reason: Value  # the game's end reason, from its result: None until it has ended
+    replay: str | None  # the replay file's path in the exports
+    seats: list[SeatRow]
+
+
+class RoundRow(TypedDict):
+    round: int
+    finished: bool
+    tables: list[TableRow]
+
+
+class TournamentDocument(TypedDict):
+    """What ``parsimonia tournament --json`` prints (the module's docstring)."""
+
+    name: str
+    format: Format
+    state: TournamentState
+    rounds_planned: int
+    entrants: list[EntrantRow]
+    rounds: list[RoundRow]
+
+
+def tournament_document(snapshot: Snapshot) -> TournamentDocument:
     names = {e.id: e.name for e in snapshot.entrants}
-    kinds = {e.id: e.kind for e in snapshot.entrants}
+    kinds: dict[int, Literal["human", "bot"]] = {e.id: e.kind for e in snapshot.entrants}
     return {
         "name": snapshot.roster.name,
         "format": snapshot.roster.format,
@@ -71,16 +116,17 @@ def write_exports(snapshot: Snapshot, directory: str | Path, replays: str | Path
     return written
 
 
-def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...]) -> dict[str, Any]:
+def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...]) -> TableRow:
     game = table.game_result()
-    seats: list[dict[str, Any]] = [
+    seats: list[SeatRow] = [
         {"seat": seat, "name": names[e], "score": None, "place": None, "points": None, "no_show": table.no_show(seat)}
         for seat, e in enumerate(table.seats)
     ]
     if game is not None:
         places = finishing_places(game.scores, game.winners)
         for seat, points in enumerate(place_points(places, by_place)):
-            seats[seat].update(score=game.scores[seat], place=places[seat], points=number(points))
+            row = seats[seat]
+            row["score"], row["place"], row["points"] = game.scores[seat], places[seat], number(points)
     return {
         "table": table.position,
         "server_table": table.server_table,
@@ -91,7 +137,7 @@ def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...])
     }
 
 
-def _write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+def _write_csv(path: Path, columns: tuple[str, ...], rows: Iterable[Mapping[str, object]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()

@@ -10,11 +10,32 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from .store import Snapshot
 
 TOPIC_PREFIX = "me."
+
+
+class Place(TypedDict):
+    """Where a human entrant plays now: the server's table, their seat and its token."""
+
+    table: str
+    seat: int
+    token: str
+
+
+class Guide(TypedDict):
+    """An entrant's bulletin (``guides``)."""
+
+    tournament: str
+    name: str
+    round: int
+    state: NotRequired[Literal["playing", "waiting", "finished"]]  # set once the entrant's place is known
+    table: NotRequired[str]  # playing: the Place
+    seat: NotRequired[int]
+    token: NotRequired[str]
+    next_round: NotRequired[int]  # waiting
 
 
 def entrant_key(admin_token: str, tournament: str, entrant_id: int) -> str:
@@ -33,11 +54,11 @@ def page_link(url: str, key: str) -> str:
     return f"{page}/#me/{key}"
 
 
-def guides(snap: Snapshot) -> dict[int, dict[str, Any]]:
+def guides(snap: Snapshot) -> dict[int, Guide]:
     """Every human entrant's bulletin now, by entrant id: ``state`` "playing" (with ``table``, ``seat`` and
     ``token``), "waiting" (for ``next_round``) or "finished"; always the tournament's and the entrant's name and
     the current ``round``."""
-    at: dict[int, dict[str, Any]] = {}
+    at: dict[int, Place] = {}
     for table in snap.unfinished_tables():
         for seat, entrant_id in enumerate(table.seats):
             token = table.tokens[seat] if seat < len(table.tokens) else None
@@ -47,12 +68,13 @@ def guides(snap: Snapshot) -> dict[int, dict[str, Any]]:
     for e in snap.entrants:
         if e.kind != "human":
             continue
-        doc: dict[str, Any] = {"tournament": snap.roster.name, "name": e.name, "round": snap.current_round}
+        doc: Guide = {"tournament": snap.roster.name, "name": e.name, "round": snap.current_round}
         if e.id in at and not e.dropped:
-            doc.update(state="playing", **at[e.id])
+            doc["state"] = "playing"
+            doc.update(at[e.id])
         elif snap.rounds_left > 0 and not e.dropped:
-            doc.update(state="waiting", next_round=snap.current_round + 1)
+            doc["state"], doc["next_round"] = "waiting", snap.current_round + 1
         else:
-            doc.update(state="finished")
+            doc["state"] = "finished"
         out[e.id] = doc
     return out

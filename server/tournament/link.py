@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import trio
 from trio_websocket import WebSocketConnection, open_websocket_url
@@ -15,6 +14,7 @@ from trio_websocket import WebSocketConnection, open_websocket_url
 from clients.sdk import ServerError, call, request_once
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+from protocol.values import Map, Message, Options, Result, Value
 
 CLIENT = "parsimonia-director"
 
@@ -25,8 +25,8 @@ class ServerLink:
         self.url = url
         self.admin_token = admin_token
         self._ids = itertools.count(1)
-        self._replies: dict[int, tuple[trio.Event, list[dict[str, Any]]]] = {}
-        self._results_in, self.results = trio.open_memory_channel[tuple[str, dict[str, Any]]](1024)
+        self._replies: dict[int, tuple[trio.Event, list[Message]]] = {}
+        self._results_in, self.results = trio.open_memory_channel[tuple[str, Result]](1024)
         self._nursery: trio.Nursery | None = None
         self._others: dict[str, ServerLink] = {}  # on a cluster: a link to each other worker holding a table
 
@@ -43,9 +43,9 @@ class ServerLink:
             elif msg["type"] == "view" and msg["view"].get("result") is not None:
                 await self._results_in.send((msg["table"], msg["view"]["result"]))  # followed after its end
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def request(self, kind: str, **fields: Value) -> Message:
         rid = next(self._ids)
-        done: tuple[trio.Event, list[dict[str, Any]]] = (trio.Event(), [])
+        done: tuple[trio.Event, list[Message]] = (trio.Event(), [])
         self._replies[rid] = done
         await self.ws.send_message(encode({"type": kind, "id": rid, **fields}))
         await done[0].wait()
@@ -54,14 +54,14 @@ class ServerLink:
             raise ServerError(reply)
         return reply
 
-    async def admin(self, action: str, **fields: Any) -> dict[str, Any]:
+    async def admin(self, action: str, **fields: Value) -> Message:
         if self.admin_token is None:
             raise RuntimeError(f"{action} needs the server's admin token")
         return await self.request("admin", token=self.admin_token, action=action, **fields)
 
-    async def create_table(self, game: str, seats: int, seed: int, options: dict[str, Any], time_scale: float) -> str:
-        fields: dict[str, Any] = {"game": game, "seats": seats, "seed": seed, "options": options,
-                                  "time_scale": time_scale}
+    async def create_table(self, game: str, seats: int, seed: int, options: Options, time_scale: float) -> str:
+        fields: Map = {"game": game, "seats": seats, "seed": seed, "options": options,
+                      "time_scale": time_scale}
         if self.admin_token is not None:
             fields["admin"] = self.admin_token
         return (await self.request("create", **fields))["table"]

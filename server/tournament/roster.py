@@ -49,10 +49,12 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
+from protocol.values import Options
 from server.games import GAMES, new_game
 from server.games.parsimonia.config import HUMAN_GRACE_MS, HUMAN_QUIET_FLOOR_MS, PRESETS, preset_options
 
@@ -110,6 +112,33 @@ class Entrant:
         return {"url": url, "table": table, "token": token, "name": self.name, "game": game}
 
 
+class EntrantDocument(TypedDict):
+    """An ``[[entrant]]`` block: a name, and ``human = true`` or a bot's command line."""
+
+    name: str
+    human: NotRequired[bool]
+    bot: NotRequired[list[str]]
+
+
+class PointsDocument(TypedDict):
+    by_place: list[int]
+
+
+class RosterDocument(TypedDict):
+    """A roster as ``Roster.to_dict`` writes it (and the store keeps it): the file's fields, every one given."""
+
+    name: str
+    format: Format
+    rounds: int
+    table_size: int
+    game: str
+    seed: NotRequired[int]
+    human_grace_s: int
+    options: Options
+    points: PointsDocument
+    entrant: list[EntrantDocument]
+
+
 @dataclass(frozen=True)
 class Roster:
     name: str
@@ -119,11 +148,11 @@ class Roster:
     table_size: int = 4
     game: str = "parsimonia"
     seed: int | None = None  # None: the seating and the tables' seeds are random
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options = field(default_factory=dict)
     points: tuple[int, ...] = DEFAULT_POINTS
     human_grace_s: int = DEFAULT_GRACE_S
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RosterDocument:
         """The roster as the TOML-shaped mapping ``parse_roster`` reads."""
         return {
             "name": self.name,
@@ -156,7 +185,7 @@ def load_roster(path: str | Path) -> Roster:
     return parse_roster(data, str(path), text)
 
 
-def parse_roster(data: dict[str, Any], source: str = "roster", text: str = "") -> Roster:
+def parse_roster(data: Mapping[str, object], source: str = "roster", text: str = "") -> Roster:
     """Check a TOML-shaped mapping; ``text`` (the file's text) lets errors name a line."""
     return _Parser(source, _KeyLines(text)).roster(data)
 
@@ -171,7 +200,7 @@ class _Parser:
         where = self.source if line is None else f"{self.source}:{line}"
         return RosterError(f"{where}: {label}: {message}" if label else f"{where}: {message}")
 
-    def roster(self, data: dict[str, Any]) -> Roster:
+    def roster(self, data: Mapping[str, object]) -> Roster:
         self.known(data, _TOP_KEYS, (), "")
         name = self.name(data, ("name",), "name")
         fmt = data.get("format", "swiss")
@@ -198,13 +227,13 @@ class _Parser:
             options.setdefault("grace_ms", HUMAN_GRACE_MS)
         return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace)
 
-    def known(self, data: dict[str, Any], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
+    def known(self, data: Mapping[str, object], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
         unknown = sorted(set(data) - keys)
         if unknown:
             raise self.fail((*path, unknown[0]), f"{label}{unknown[0]}",
                             f"unknown field (expected {', '.join(sorted(keys))})")
 
-    def name(self, data: dict[str, Any], path: tuple[str | int, ...], label: str) -> str:
+    def name(self, data: Mapping[str, object], path: tuple[str | int, ...], label: str) -> str:
         value = data.get("name")
         if value is None:
             raise self.fail(path, label, "missing")
@@ -221,7 +250,7 @@ class _Parser:
             raise self.fail(path, label, f"must be {low}..{high}, not {value}")
         return value
 
-    def preset(self, value: Any, game: str) -> dict[str, Any]:
+    def preset(self, value: Any, game: str) -> dict[str, int]:
         """The options of a named preset (``[options]`` overrides them); none without one."""
         if value is None:
             return {}
@@ -231,7 +260,7 @@ class _Parser:
             raise self.fail(("preset",), "preset", f"must be one of {', '.join(map(repr, PRESETS))}, not {value!r}")
         return preset_options(value)
 
-    def options(self, value: Any, game: str, table_size: int) -> dict[str, Any]:
+    def options(self, value: Any, game: str, table_size: int) -> Options:
         if not isinstance(value, dict):
             raise self.fail(("options",), "options", "must be a table ([options])")
         try:

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypedDict
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,18 @@ class GameResult:
     winners: tuple[int, ...]  # seats
 
 
+class StandingRow(TypedDict):
+    """A standing in the tournament's document (``Standing.to_dict``): points are a number for JSON."""
+
+    rank: int
+    name: str
+    points: int | float
+    score: int
+    games: int
+    opponents_points: int | float
+    dropped: bool
+
+
 @dataclass(frozen=True)
 class Standing:
     rank: int  # 1-based; entrants equal on points, score and opponents' points share it
@@ -41,7 +53,7 @@ class Standing:
     opponents_points: Fraction
     dropped: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StandingRow:
         return {
             "rank": self.rank,
             "name": self.name,

@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from protocol.values import Result
+
 from .pairing import History, next_round
 from .roster import Roster, parse_roster
 from .seeds import directory_secret, random_seed, seed_key, table_seeds
@@ -105,7 +107,7 @@ class EntrantRecord:
     dropped_after: int | None  # how many rounds had begun when the entrant dropped; None while playing
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> Literal["human", "bot"]:
         return "human" if self.bot is None else "bot"
 
     @property
@@ -121,7 +123,7 @@ class TableRecord:
     state: TableState
     server_table: str | None  # None while pending
     tokens: tuple[str | None, ...]  # by seat; None until the table is started
-    result: dict[str, Any] | None  # the game's result map once finished
+    result: Result | None  # the game's result map once finished
     seed: int | None = None  # None only for a table paired before seeds were stored
     held: bool = False  # running with its clocks paused until its human players are connected
     seen: tuple[bool | None, ...] = ()  # by seat, once started: has a human connected to it; None for a bot

@@ -15,6 +15,7 @@ from importlib import resources as package_files
 from typing import Any
 
 from protocol.schema import Enum, Int, List, Record, SchemaError, Str
+from protocol.values import ReadMap
 
 GOODS, MONEY, CHARTER, MERCHANT = "goods", "money", "charter", "merchant"
 KINDS = (GOODS, MONEY, CHARTER, MERCHANT)
@@ -41,7 +42,7 @@ class Card:
         return [self.id, self.kind, self.origin, self.value, self.charter]
 
 
-def _card(i: int, doc: dict[str, Any]) -> Card:
+def _card(i: int, doc: ReadMap) -> Card:
     kind = doc["kind"]
     needs = {GOODS: {"origin", "value"}, MONEY: {"origin", "value"}, MERCHANT: {"origin"}, CHARTER: {"charter"}}[kind]
     if set(doc) - {"kind"} != needs:

@@ -23,6 +23,7 @@ from importlib import resources as package_files
 from typing import Any, Mapping
 
 from protocol.schema import AnyMap, Enum, Int, List, Record, SchemaError
+from protocol.values import Map, Value
 
 from server.games.rng import Rng
 
@@ -95,7 +96,7 @@ class Effect:
 
 def effects_from(data: Mapping[str, Any] | None) -> dict[str, Effect]:
     """The project's effects with the organiser's (``charters`` option) put over them by name."""
-    merged: dict[str, Any] = {**default_effect_data(), **(data or {})}
+    merged: dict[str, Value] = {**default_effect_data(), **(data or {})}
     return {name: Effect.from_data(name, doc) for name, doc in merged.items()}
 
 
@@ -104,5 +105,6 @@ def _default_text() -> str:
     return package_files.files(__package__).joinpath("default_charters.json").read_text(encoding="utf-8")
 
 
-def default_effect_data() -> dict[str, Any]:
+def default_effect_data() -> dict[str, Map]:
+    """The project's charter effects, as the ``charters`` option gives them: each effect's document by name."""
     return json.loads(_default_text())

@@ -8,9 +8,10 @@ rules' 90 cards; ``charters`` maps charter names to effects (``charters.EFFECT``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from protocol.schema import Int, Nullable
+from protocol.values import Options, Value
 
 from server.games.base import Option
 
@@ -30,9 +31,17 @@ OPTIONS: dict[str, Option] = {
 }
 
 
-def check_option_values(options: dict[str, Any]) -> None:
+def check_option_values(options: Options) -> None:
     """The deck and the effects are sound, and every charter of the deck has an effect."""
     Config.from_options(options)
+
+
+class Clocks(TypedDict):
+    """A Kupcy table's clocks on the wire (``static()["config"]``), in ms."""
+
+    decide_ms: int
+    bid_ms: int
+    stow_ms: int
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,7 @@ class Config:
     stow_ms: int = OPTIONS["stow_ms"].default
     deck: Deck = field(default_factory=Deck.default, compare=False)
     effects: dict[str, Effect] = field(default_factory=lambda: effects_from(None), compare=False)
-    effect_data: dict[str, Any] = field(default_factory=default_effect_data, compare=False)
+    effect_data: dict[str, Value] = field(default_factory=default_effect_data, compare=False)
 
     def __post_init__(self) -> None:
         missing = sorted(self.deck.charter_names() - set(self.effects))
@@ -50,12 +59,12 @@ class Config:
             raise ValueError(f"charter {missing[0]!r} of the deck has no effect (give it one in 'charters')")
 
     @classmethod
-    def from_options(cls, options: dict[str, Any]) -> "Config":
+    def from_options(cls, options: Options) -> "Config":
         """From options already checked (defaults filled in, durations scaled)."""
         deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
         data = {**default_effect_data(), **(options["charters"] or {})}
         return cls(options["decide_ms"], options["bid_ms"], options["stow_ms"], deck, effects_from(data), data)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Clocks:
         """The clocks (the deck goes out as the card table, the effects as ``charters``)."""
         return {"decide_ms": self.decide_ms, "bid_ms": self.bid_ms, "stow_ms": self.stow_ms}

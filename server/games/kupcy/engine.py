@@ -9,7 +9,9 @@ last round ends the game) in one place.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Hashable
+
+from protocol.values import LegalAction, Options
 
 from server.games.base import IllegalAction
 from server.games.sealed import SealedChoice
@@ -34,14 +36,14 @@ class Kupcy(KupcyState):
     OPTIONS = OPTIONS
 
     @classmethod
-    def _check_option_values(cls, options: dict[str, Any]) -> None:
+    def _check_option_values(cls, options: Options) -> None:
         check_option_values(options)
 
     @classmethod
-    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Kupcy":
+    def from_options(cls, players: int, seed: int, options: Options, start_ms: int) -> "Kupcy":
         return cls(players, seed, Config.from_options(options), start_ms)
 
-    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
+    def legal_actions(self, seat: int) -> list[LegalAction]:
         return legal_actions(self, seat)
 
     # ------------------------------------------------------------------ checks

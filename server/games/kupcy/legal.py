@@ -6,14 +6,15 @@ Every template here is accepted by the engine; the property tests hold the engin
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+
+from protocol.values import LegalAction
 
 from .defaults import WAREHOUSE_AT_START
 from .phases import Phase, Step
 from .state import KupcyState
 
 
-def legal_actions(g: KupcyState, seat: int) -> list[dict[str, Any]]:
+def legal_actions(g: KupcyState, seat: int) -> list[LegalAction]:
     if g.phase == Phase.OVER or not 0 <= seat < g.n:
         return []
     if g.phase == Phase.SPLIT:
@@ -21,7 +22,7 @@ def legal_actions(g: KupcyState, seat: int) -> list[dict[str, Any]]:
             return []
         return [{"type": "split", "warehouse": list(pair)}
                 for pair in combinations(sorted(g.ships[seat]), WAREHOUSE_AT_START)]
-    out: list[dict[str, Any]] = []
+    out: list[LegalAction] = []
     if g.market is not None and g.market.sealed.owes(seat):
         out += [{"type": "offer", "card": c} for c in g.offerable(seat, g.market.goods)]
     if seat in g.stowing:

@@ -8,7 +8,9 @@ how big its ship must be, its score). It changes nothing after the deal: the rul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+from protocol.values import Map, Snapshot, ViewPart
 
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
@@ -26,6 +28,17 @@ HAND = 7
 SPLIT, DECIDE, STOW = "split", "decide", "stow"  # deadline kinds (and ``trade.BID``)
 
 
+class DebtView(TypedDict):
+    """A charter's debt as everyone sees it (``Debt``)."""
+
+    seat: int
+    card: int
+    charter: str
+    zone: str
+    cards: int | None
+    worth: int | None
+
+
 @dataclass
 class Debt:
     """What a charter asks the drawer to pay, of their choice: ``cards`` more cards, or ``worth`` more value."""
@@ -37,7 +50,7 @@ class Debt:
     cards: int | None
     worth: int | None
 
-    def to_view(self) -> dict[str, Any]:
+    def to_view(self) -> DebtView:
         return {"seat": self.seat, "card": self.card, "charter": self.charter, "zone": self.zone,
                 "cards": self.cards, "worth": self.worth}
 
@@ -115,7 +128,7 @@ class KupcyState(Game):
 
     # ------------------------------------------------------------------ the end
 
-    def _detail(self) -> dict[str, Any]:
+    def _detail(self) -> Map:
         return {"turns": self.turn, "owned": [len(self.owned(s)) for s in range(self.n)]}
 
     def outcome(self) -> Outcome | None:
@@ -131,11 +144,11 @@ class KupcyState(Game):
 
     # ------------------------------------------------------------------ what a seat may see
 
-    def static(self) -> dict[str, Any]:
+    def static(self) -> ViewPart:
         """The card table, the clocks and the charter effects (one shared map: read it, do not change it)."""
         return self._static
 
-    def public_view(self) -> dict[str, Any]:
+    def public_view(self) -> ViewPart:
         """Everything but the deck's order, the ships' contents and sealed offers or splits before the reveal."""
         return {
             "game": self.NAME,
@@ -161,7 +174,7 @@ class KupcyState(Game):
             "result": self.result() if self.phase == Phase.OVER else None,
         }
 
-    def private_view(self, seat: int) -> dict[str, Any]:
+    def private_view(self, seat: int) -> ViewPart:
         """The seat's ship, its sealed split or offer before the reveal, and the money or merchant it drew."""
         sealed = self.split if self.phase == Phase.SPLIT else (self.market.sealed if self.market else None)
         return {
@@ -170,7 +183,7 @@ class KupcyState(Game):
             "drawn": self.drawn if self.current == seat else None,
         }
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return {
             "seed": self.seed,
             "rng": self.rng.state,

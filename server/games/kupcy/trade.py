@@ -8,9 +8,11 @@ re-bid sealed among the tied seats only (a new ``SealedChoice`` per round).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
-from server.games.sealed import SealedChoice
+from protocol.values import Snapshot
+
+from server.games.sealed import SealedChoice, SealedView
 
 from .cards import MERCHANT, MONEY, Card
 
@@ -28,6 +30,17 @@ def leaders(offers: Mapping[int, int], goods: Card, cards: Mapping[int, Card]) -
     return sorted(home or best)
 
 
+class MarketView(SealedView):
+    """A market as everyone sees it: the goods on sale, the revealed offers (``[seat, card, round]``) and the
+    sealed round's public part."""
+
+    seller: int
+    goods: int
+    last_round: bool
+    round: int
+    offers: list[list[int]]
+
+
 @dataclass
 class Market:
     seller: int
@@ -37,10 +50,10 @@ class Market:
     round: int = 1
     offered: list[list[int]] = field(default_factory=list)  # [seat, card, round] of every revealed offer
 
-    def to_view(self) -> dict[str, Any]:
+    def to_view(self) -> MarketView:
         return {"seller": self.seller, "goods": self.goods, "last_round": self.last_round, "round": self.round,
                 "offers": [list(o) for o in self.offered], **self.sealed.to_view()}
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return {"seller": self.seller, "goods": self.goods, "last_round": self.last_round, "round": self.round,
                 "offered": [list(o) for o in self.offered], "sealed": self.sealed.snapshot()}

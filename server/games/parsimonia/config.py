@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 from protocol.schema import Int, Nullable
+from protocol.values import Options
 
 from server.games.base import Option
 
@@ -45,19 +46,26 @@ OPTIONS: dict[str, Option] = {
 HUMAN_QUIET_FLOOR_MS = 5000  # a quiet time people can still bid in: the floor of the presets and human rosters
 HUMAN_GRACE_MS = 250  # the grace of rosters with people: a bid sent at the deadline is not lost on its way
 
+class Preset(TypedDict):
+    """A named set of clocks: a title to show and the options it sets (durations in ms)."""
+
+    title: str
+    options: dict[str, int]
+
+
 # Named clocks for tables with people (``presets.json``, which the web page's lobby offers too): each a title
 # and the options it sets, every one with a quiet time the time scale cannot make shorter than 5 s.
-PRESETS: dict[str, dict[str, Any]] = json.loads(resources.files(__package__).joinpath("presets.json").read_text())
+PRESETS: dict[str, Preset] = json.loads(resources.files(__package__).joinpath("presets.json").read_text())
 
 
-def preset_options(name: str) -> dict[str, Any]:
+def preset_options(name: str) -> dict[str, int]:
     """The options of preset ``name``; ``ValueError`` naming the presets there are."""
     if name not in PRESETS:
         raise ValueError(f"no preset {name!r}: the presets are {', '.join(PRESETS)}")
     return dict(PRESETS[name]["options"])
 
 
-def check_option_values(options: dict[str, Any], min_seats: int) -> None:
+def check_option_values(options: Options, min_seats: int) -> None:
     """Checks across options: the bank pays the smallest table's starting dollars; the deck is sound."""
     if options["start_dollars"] * min_seats > options["bank"]:
         raise ValueError(f"the bank ({options['bank']}) cannot pay {min_seats} players "
@@ -82,7 +90,7 @@ class Config:
     deck: Deck = field(default_factory=Deck.default, compare=False)
 
     @classmethod
-    def from_options(cls, options: dict[str, Any]) -> "Config":
+    def from_options(cls, options: Options) -> "Config":
         """From options already checked (``Parsimonia.check_options``: defaults filled in, durations scaled)."""
         deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
         return cls(**{k: v for k, v in options.items() if k != "deck"}, deck=deck)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
+from protocol.values import LegalAction, Options
+
 from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction
 from server.games.base import IllegalAction
 
@@ -35,7 +37,7 @@ class Parsimonia(ParsimoniaState):
     CREATES = {"auction_opened": "auction"}
 
     @classmethod
-    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
+    def check_options(cls, options: Any = None, time_scale: float = 1.0) -> Options:
         """The base's check, then the quiet time's floor: scaled down, it stays at least the smaller of
         ``quiet_floor_ms`` and ``quiet_ms`` as given (a fast clock for people still leaves them time to bid)."""
         out = super().check_options(options, time_scale)
@@ -45,14 +47,14 @@ class Parsimonia(ParsimoniaState):
         return out
 
     @classmethod
-    def _check_option_values(cls, options: dict[str, Any]) -> None:
+    def _check_option_values(cls, options: Options) -> None:
         check_option_values(options, cls.MIN_SEATS)
 
     @classmethod
-    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Parsimonia":
+    def from_options(cls, players: int, seed: int, options: Options, start_ms: int) -> "Parsimonia":
         return cls(players, seed, Config.from_options(options), start_ms)
 
-    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
+    def legal_actions(self, seat: int) -> list[LegalAction]:
         return legal_actions(self, seat)
 
     # ------------------------------------------------------------------ checks

@@ -6,7 +6,7 @@ engine to that.
 
 from __future__ import annotations
 
-from typing import Any
+from protocol.values import LegalAction
 
 from server.games.auction import SELLER_PICKS
 
@@ -14,11 +14,11 @@ from .phases import Phase, Step
 from .state import ParsimoniaState
 
 
-def legal_actions(g: ParsimoniaState, seat: int) -> list[dict[str, Any]]:
+def legal_actions(g: ParsimoniaState, seat: int) -> list[LegalAction]:
     if g.phase == Phase.OVER or not 0 <= seat < g.n or not g.active[seat]:
         return []
-    out: list[dict[str, Any]] = []
-    closes: list[dict[str, Any]] = []  # the seat's own auctions, offered after every bid
+    out: list[LegalAction] = []
+    closes: list[LegalAction] = []  # the seat's own auctions, offered after every bid
     free = g.free_dollars(seat)
     lone = g.lone_lots
     room: dict[int, bool] = {}  # card type -> whether the seat may take a lone tourists card of it

@@ -7,9 +7,9 @@ changes nothing after the deal: the rules that change it live in ``engine.Parsim
 
 from __future__ import annotations
 
-from typing import Any
+from protocol.values import Map, Snapshot, ViewPart
 
-from server.games.auction import OpenAuction
+from server.games.auction import AuctionView, OpenAuction
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
 
@@ -47,7 +47,7 @@ class ParsimoniaState(Game):
         # same three (a standing bid's start or end changes the view, the auction's end removes it) and all
         # dropped when the timers have shifted since they were built (a pause moves every closes_at): no one
         # changes a view once built, so every round of views shares the ones of unchanged auctions
-        self._auction_views: dict[int, dict[str, Any]] = {}
+        self._auction_views: dict[int, AuctionView] = {}
         self._auction_views_shifted = 0  # ``timers.shifted`` when the views kept were built
         self.next_auction = 1
         self.ready: set[int] = set()
@@ -128,7 +128,7 @@ class ParsimoniaState(Game):
         best = max(self.dollars[s] for s in range(self.n) if self.active[s])
         return tuple(s for s in range(self.n) if self.active[s] and self.dollars[s] == best)
 
-    def _detail(self) -> dict[str, Any]:
+    def _detail(self) -> Map:
         return {"dollars": list(self.dollars), "company_dollars": self.company_dollars, "turns": self.turn}
 
     def outcome(self) -> Outcome | None:
@@ -141,30 +141,30 @@ class ParsimoniaState(Game):
 
     # ------------------------------------------------------------------ what a seat may see
 
-    def auction_view(self, a: OpenAuction) -> dict[str, Any]:
+    def auction_view(self, a: OpenAuction) -> AuctionView:
         view = a.to_view()  # a new map: adding to it costs no copy
         view["lot_kind"] = self.cards[a.lot[0]].kind
         return view
 
-    def _shared_auction_view(self, a: OpenAuction) -> dict[str, Any]:
+    def _shared_auction_view(self, a: OpenAuction) -> AuctionView:
         """``auction_view(a)``, built once while the auction does not change (shared: do not change it)."""
         view = self._auction_views.get(a.id)
         if view is None:
             view = self._auction_views[a.id] = self.auction_view(a)
         return view
 
-    def _shared_auction_views(self) -> list[dict[str, Any]]:
+    def _shared_auction_views(self) -> list[AuctionView]:
         """Every open auction's shared view; the kept ones are dropped first if the timers shifted since."""
         if self._auction_views_shifted != self.timers.shifted:
             self._auction_views.clear()
             self._auction_views_shifted = self.timers.shifted
         return [self._shared_auction_view(a) for a in self.auctions.values()]
 
-    def static(self) -> dict[str, Any]:
+    def static(self) -> ViewPart:
         """The card table and the configuration (one shared map: read it, do not change it)."""
         return self._static
 
-    def public_view(self) -> dict[str, Any]:
+    def public_view(self) -> ViewPart:
         """Everything but the order of the tourists deck and of the aside pile (sent sorted): hands, money,
         bids and the drawn card are public, so a seat has nothing private. The auctions' maps are kept from one
         call to the next while their auctions do not change: read them, do not change them."""
@@ -205,7 +205,7 @@ class ParsimoniaState(Game):
             "result": self.result() if self.phase == Phase.OVER else None,
         }
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return {
             "seed": self.seed,
             "rng": self.rng.state,

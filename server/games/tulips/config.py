@@ -10,9 +10,10 @@ document (``deck.DECK_FILE``), None for the rulebook's deck.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from protocol.schema import Int, List, Nullable
+from protocol.values import Options
 
 from server.games.base import Option
 
@@ -33,12 +34,21 @@ OPTIONS: dict[str, Option] = {
 }
 
 
-def check_option_values(options: dict[str, Any]) -> None:
+def check_option_values(options: Options) -> None:
     """Checks across options: the deck is sound and ``removed`` has a count for every table size."""
     if len(options["removed"]) != MAX_PLAYERS - MIN_PLAYERS + 1:
         raise ValueError(f"removed needs {MAX_PLAYERS - MIN_PLAYERS + 1} counts, for 2 to 6 players")
     if options["deck"] is not None:
         Deck.from_data(options["deck"])
+
+
+class WireConfig(TypedDict):
+    """A Gift of Tulips table's options on the wire (``static()["config"]``), the deck aside."""
+
+    choose_ms: int
+    action_ms: int
+    removed: list[int]  # the cards taken out, for each table size from 2 players
+    first_seat: int | None  # None: drawn with the seed
 
 
 @dataclass(frozen=True)
@@ -50,7 +60,7 @@ class Config:
     deck: Deck = field(default_factory=Deck.default, compare=False)
 
     @classmethod
-    def from_options(cls, options: dict[str, Any]) -> "Config":
+    def from_options(cls, options: Options) -> "Config":
         """From options already checked (``Tulips.check_options``: defaults filled in, durations scaled)."""
         deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
         return cls(options["choose_ms"], options["action_ms"], tuple(options["removed"]), options["first_seat"],
@@ -71,7 +81,7 @@ class Config:
                              f"turns of 2 cards each")
         return left // (2 * players)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> WireConfig:
         """The numbers (the deck goes out as the card table, ``static()["cards"]``)."""
         return {"choose_ms": self.choose_ms, "action_ms": self.action_ms, "removed": list(self.removed),
                 "first_seat": self.first_seat}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from protocol.schema import Bool, Int, List, Record, SchemaError, Str
 
@@ -19,9 +19,26 @@ VARIETIES = ("pink", "blue", "orange", "purple")
 VALUES = (2, 3, 4)
 
 _ENTRY = Record({"variety": Str(40, 1), "value": Int(1, 99), "copies": Int(1, 1000)}, {"five_six": Bool()})
+class DeckEntry(TypedDict):
+    """One kind of card in a deck document: how many ``copies`` of ``variety`` at ``value``."""
+
+    variety: str
+    value: int
+    copies: int
+    five_six: NotRequired[bool]  # only with 5 or 6 players
+
+
+class DeckDocument(TypedDict):
+    """A deck file (``DECK_FILE``): its cards, a name and a note."""
+
+    cards: list[DeckEntry]
+    name: NotRequired[str]
+    note: NotRequired[str]
+
+
 DECK_FILE = Record({"cards": List(_ENTRY, 1000)}, {"name": Str(200), "note": Str(2000)})
 
-DEFAULT_DECK: dict[str, Any] = {
+DEFAULT_DECK: DeckDocument = {
     "name": "Gift of Tulips",
     "note": "72 base cards (6 of every variety x value) and 24 cards for 5-6 players (2 of each).",
     "cards": [{"variety": v, "value": x, "copies": 6} for v in VARIETIES for x in VALUES]

@@ -8,7 +8,9 @@ the end with the Secret Festival and the majorities) in one place.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Hashable
+
+from protocol.values import LegalAction, Options
 
 from server.games.base import IllegalAction
 
@@ -31,14 +33,14 @@ class Tulips(TulipsState):
     OPTIONS = OPTIONS
 
     @classmethod
-    def _check_option_values(cls, options: dict[str, Any]) -> None:
+    def _check_option_values(cls, options: Options) -> None:
         check_option_values(options)
 
     @classmethod
-    def from_options(cls, players: int, seed: int, options: dict[str, Any], start_ms: int) -> "Tulips":
+    def from_options(cls, players: int, seed: int, options: Options, start_ms: int) -> "Tulips":
         return cls(players, seed, Config.from_options(options), start_ms)
 
-    def legal_actions(self, seat: int) -> list[dict[str, Any]]:
+    def legal_actions(self, seat: int) -> list[LegalAction]:
         return legal_actions(self, seat)
 
     # ------------------------------------------------------------------ checks

@@ -9,6 +9,7 @@ beyond the last scoring place, counts as the last place (4th) for keep and give.
 from __future__ import annotations
 
 from typing import Any
+from protocol.values import Snapshot
 
 PLACES = 4
 
@@ -50,5 +51,5 @@ class Festival:
         """``[[variety, total], ...]``, 1st place first."""
         return [[v, self.totals[v]] for v in self.order]
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return {"cards": list(self.cards), "ranking": self.ranking()}

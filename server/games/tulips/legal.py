@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from protocol.values import LegalAction
 
 from .phases import Action, Phase
 from .state import TulipsState
 
 
-def legal_actions(g: TulipsState, seat: int) -> list[dict[str, Any]]:
+def legal_actions(g: TulipsState, seat: int) -> list[LegalAction]:
     if not 0 <= seat < g.n:
         return []
     if g.phase == Phase.SETUP:
         return [{"type": "choose", "bouquet": c} for c in g.hands[seat]] if g.setup.owes(seat) else []
     if g.phase != Phase.TURNS or g.current != seat or g.drawn is None:
         return []
-    out: list[dict[str, Any]] = []
+    out: list[LegalAction] = []
     if Action.KEEP not in g.done:
         out.append({"type": "keep"})
     if Action.GIVE not in g.done:

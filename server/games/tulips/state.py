@@ -8,7 +8,7 @@ has drawn is seen by that player alone until it is played.
 
 from __future__ import annotations
 
-from typing import Any
+from protocol.values import Map, Snapshot, ViewPart
 
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
@@ -42,7 +42,7 @@ class TulipsState(Game):
         self.current: int | None = None
         self.done: list[Action] = []  # the current turn's actions so far
         self.drawn: int | None = None  # the current player's card, until it is played
-        self.majorities: list[dict[str, Any]] = []
+        self.majorities: list[Map] = []
         self.winners: tuple[int, ...] = ()
         self._static = {"cards": cfg.deck.wire, "varieties": list(cfg.deck.varieties), "config": cfg.to_wire(),
                         "scoring": {"keep": list(KEEP), "give_bonus": list(GIVE_BONUS),
@@ -107,7 +107,7 @@ class TulipsState(Game):
         best = max((self.points[s], len(self.bouquets[s])) for s in range(self.n))
         return tuple(s for s in range(self.n) if (self.points[s], len(self.bouquets[s])) == best)
 
-    def _detail(self) -> dict[str, Any]:
+    def _detail(self) -> Map:
         return {"points": list(self.points), "bouquets": [len(b) for b in self.bouquets],
                 "festival": self.festival.ranking(), "majorities": list(self.majorities), "turns": self.turn}
 
@@ -121,11 +121,11 @@ class TulipsState(Game):
 
     # ------------------------------------------------------------------ what a seat may see
 
-    def static(self) -> dict[str, Any]:
+    def static(self) -> ViewPart:
         """The card table, the varieties, the options and the points (one shared map: read it, do not change it)."""
         return self._static
 
-    def public_view(self) -> dict[str, Any]:
+    def public_view(self) -> ViewPart:
         return {
             "game": self.NAME,
             "now": self.now,
@@ -153,7 +153,7 @@ class TulipsState(Game):
             "result": self.result() if self.phase == Phase.OVER else None,
         }
 
-    def private_view(self, seat: int) -> dict[str, Any]:
+    def private_view(self, seat: int) -> ViewPart:
         """The seat's dealt pair (until the reveal), its choice, its drawn card, its Secret Festival cards."""
         return {
             "hand": list(self.hands[seat]),
@@ -162,7 +162,7 @@ class TulipsState(Game):
             "my_secret": self.secret_of(seat),
         }
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return {
             "seed": self.seed,
             "rng": self.rng.state,
