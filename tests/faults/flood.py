@@ -119,9 +119,12 @@ class Client:
             self.ws.receive_data(data)
 
     async def next_message(self) -> dict | None:
+        parts = []  # wsproto hands a message over in pieces as its bytes arrive
         while (event := await self.next_event()) is not None:
             if isinstance(event, BytesMessage):
-                return msgpack.unpackb(event.data)
+                parts.append(event.data)
+                if event.message_finished:
+                    return msgpack.unpackb(b"".join(parts))
         return None
 
     async def send_bytes(self, data: bytes) -> None:
