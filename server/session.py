@@ -181,16 +181,14 @@ class Session:
         events = self.match.take_events()
         if not events:
             return
-        table, subscribers = self.match.id, self.subscribers()
+        table, subscribers, queue = self.match.id, self.subscribers(), self._frames
         for seq, at, event in events:
             full = event_frame(table, seq, at, event.to_wire())
             if event.audience is None:
-                for sub, _ in subscribers:
-                    self._send(sub, full)
+                queue.extend([(sub, full) for sub, _ in subscribers])
                 continue
             other = event_frame(table, seq, at, event.redacted_wire())
-            for sub, seat in subscribers:
-                self._send(sub, full if event.visible_to(seat) else other)
+            queue.extend([(sub, full if event.visible_to(seat) else other) for sub, seat in subscribers])
         self._views_due = True
 
     def _send(self, sub: Subscriber, frame: bytes) -> None:
