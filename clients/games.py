@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
+from typing import TypeVar
 
 GROUP = "parsimonia.clients"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -52,18 +54,29 @@ def add(client: ClientManifest) -> ClientManifest:
     return client
 
 
+def load_entry_points(group: str, kind: type[T], problems: list[str], what: str,
+                      found: Iterable[EntryPoint] | None = None) -> list[T]:
+    """The ``kind`` objects the entry points of ``group`` name (``found``: those entry points, for a test). One that
+    does not load, or names something else, is said in ``problems`` (as ``what``'s entry point) and skipped: a
+    broken third-party package must not stop a client or the server."""
+    loaded = []
+    for point in entry_points(group=group) if found is None else found:
+        try:
+            value = point.load()
+            if not isinstance(value, kind):
+                raise TypeError(f"{point.value} is not a {kind.__name__}")
+        except Exception as exc:  # noqa: BLE001 - whatever a package's import raises is that package's problem
+            problems.append(f"{what} entry point {point.name!r} skipped: {exc}")
+            continue
+        loaded.append(value)
+    return loaded
+
+
 def discover(found: Iterable[EntryPoint] | None = None) -> list[str]:
     """Add the client halves other packages name in the entry-point group ``parsimonia.clients`` (``found``: those
     entry points, for a test); a game already known keeps its own. Returns the names added."""
     added = []
-    for point in entry_points(group=GROUP) if found is None else found:
-        try:
-            client = point.load()
-            if not isinstance(client, ClientManifest):
-                raise TypeError(f"{point.value} is not a ClientManifest")
-        except Exception as exc:  # a broken third-party package must not stop a client: it is said and skipped
-            PROBLEMS.append(f"client entry point {point.name!r} skipped: {exc}")
-            continue
+    for client in load_entry_points(GROUP, ClientManifest, PROBLEMS, "client", found):
         if client.name not in CLIENTS:
             add(client)
             added.append(client.name)

@@ -9,7 +9,6 @@ game registered here brings its client half to the clients of this process (``cl
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from typing import Any
 
 import clients.games
@@ -42,14 +41,7 @@ def discover(found: Any = None) -> list[str]:
     """Register the games other packages name in the entry-point group ``parsimonia.games`` (``found``: those
     entry points, for a test); a game already here keeps its own. Returns the names added."""
     added = []
-    for point in entry_points(group=GROUP) if found is None else found:
-        try:
-            manifest = point.load()
-            if not isinstance(manifest, Manifest):
-                raise TypeError(f"{point.value} is not a Manifest")
-        except Exception as exc:  # a broken third-party package must not stop the server: it is said and skipped
-            PROBLEMS.append(f"game entry point {point.name!r} skipped: {exc}")
-            continue
+    for manifest in clients.games.load_entry_points(GROUP, Manifest, PROBLEMS, "game", found):
         if manifest.name not in GAMES:
             add(manifest)
             added.append(manifest.name)
