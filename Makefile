@@ -60,7 +60,7 @@ run-cluster: $(STAMP) $(WEB_STAMP) redis
 
 test: $(STAMP) $(WEB_STAMP) chromium redis
 	cd $(WEB) && npm test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=20
 
 # The whole fault campaign (docs/reliability.md); make test runs a slice of it. Then the coverage-guided
 # fuzzer (atheris, the faults extra) over the codec and message parsing, ATHERIS_RUNS inputs.

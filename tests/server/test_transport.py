@@ -194,7 +194,7 @@ async def test_the_clients_close_code_is_echoed_and_the_connection_ends(server, 
     (client_frame(0x3, b""), 1002),  # a reserved opcode
     (client_frame(PING, b"", fin=False), 1002),  # a fragmented control frame
     (client_frame(TEXT, b"\xff\xfe"), 1007),  # not UTF-8
-])
+], ids=["unmasked", "reserved-bit", "stray-continuation", "reserved-opcode", "fragmented-ping", "not-utf8"])
 async def test_protocol_violations_are_closed_with_their_rfc6455_codes(server, frame, code):
     wire = await Wire.open(server)
     await wire.stream.send_all(frame)
