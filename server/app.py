@@ -18,7 +18,7 @@ from protocol.codec import Limits
 from server import logs
 from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
-from server.connection import Connection, time_round_trips
+from server.connection import Connection, ConnectionSummary, time_round_trips
 from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.static import DEFAULT_ROOT
@@ -52,7 +52,7 @@ class ClusterNode(Protocol):
 
     def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
 
-    async def connections(self) -> list[dict[str, Any]]: ...
+    async def connections(self) -> list[ConnectionSummary]: ...
 
     def publish(self, topic: str, data: dict[str, Any]) -> None: ...
 

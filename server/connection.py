@@ -1,7 +1,8 @@
 """One client connection: one task that reads and checks every frame; sending never waits.
 
 It handles what its client sent in its address's turns (``server.turns``): under overload each address gets an
-equal share of the server's time, however many connections it has.
+equal share of the server's time, however many connections it has. It answers the ``hello`` itself; what the
+requests after it do is ``server.requests``'s.
 
 The server never waits on a client: ``send`` writes the frame at once, or queues it when the client
 reads slowly, or, when that queue is full, drops the connection (``server.transport.websocket``). The
@@ -21,19 +22,17 @@ connections at a time: a reader woken by a timer to send one cost the server fou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypedDict
 
 import trio
 
 from protocol import messages
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
-from server import history, logs, metrics
+from server import logs, metrics, requests
 from server.games import MANIFESTS
 from server.limits import TokenBucket, spread
-from server.journal import JournalCorrupt
-from server.table import REPLAY_LIMIT, ReplayMismatch, Request
 from server.transport import frames
 from server.transport.websocket import WebSocket
 from server.turns import QUANTUM
@@ -41,12 +40,31 @@ from server.turns import QUANTUM
 if TYPE_CHECKING:
     from server.app import Server
 
-# what a connection's resumes may queue beyond its queue's bounds: the reply, the missed events, a view; once
-# per connection (server/transport/websocket.py), so resuming again and again does not make it hold more
-REPLAY_ROOM = REPLAY_LIMIT + 2
-REPLAY_ROOM_BYTES = 4 << 20
 POLICY_VIOLATION = 1008
 ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
+
+
+class RoundTripFields(TypedDict, total=False):
+    """A connection's round trip as its ``pong`` replies and the ``connections`` listing carry it, in ms."""
+
+    rtt_ms: int  # smoothed
+    rtt_last_ms: int
+
+
+class SeatHeld(TypedDict):
+    table: str
+    seat: int
+    name: str
+
+
+class ConnectionSummary(RoundTripFields):
+    """One connection in the organiser's ``connections`` listing (``messages.CONNECTION_SUMMARY``)."""
+
+    conn: int
+    peer: str
+    client: str
+    tables: list[str]
+    seats: list[SeatHeld]
 
 
 class Connection:
@@ -68,7 +86,7 @@ class Connection:
         # pinged in the same millisecond
         self.welcomed = False  # its hello was answered: pinged to time its round trip from then on
         self.created = 0
-        self._pending: Coroutine[Any, Any, None] | None = None  # what a message left to wait for, out of its turn
+        self._pending: Awaitable[None] | None = None  # what a message left to wait for, out of its turn
         self.client_name = ""
         self._reading = trio.CancelScope()  # cancelled to stop reading once the connection is closed
         self.tables: set[str] = set()
@@ -81,7 +99,7 @@ class Connection:
 
     # -- sending: never blocks
 
-    def send(self, message: dict[str, Any] | bytes) -> None:
+    def send(self, message: dict[str, object] | bytes) -> None:
         if self.closed:
             return
         # a bytes payload is shared (an event to every subscriber): framed once for all of them
@@ -162,7 +180,7 @@ class Connection:
                 return not self.ws.over
             msg = self._checked(frame)
             if msg is not None:
-                self._pending = self._dispatch(msg)
+                self._pending = requests.handle(self, msg)
             if self.closed:
                 return False
             if self._pending is not None:
@@ -191,14 +209,14 @@ class Connection:
             self.log.info("idle_client_closed")
             self.close("idle: no answer to ping", abort=True)
 
-    def round_trip(self) -> dict[str, int]:
+    def round_trip(self) -> RoundTripFields:
         """``rtt_ms`` (smoothed) and ``rtt_last_ms``, once a pong has been timed; empty before."""
-        smoothed, last = self.ws.rtt_ms, self.ws.rtt_last_ms
+        smoothed, last = self.ws.rtt.ms, self.ws.rtt.last_ms
         if smoothed is None or last is None:
             return {}
         return {"rtt_ms": min(smoothed, messages.MAX_RTT_MS), "rtt_last_ms": min(last, messages.MAX_RTT_MS)}
 
-    async def _receive(self) -> dict[str, Any] | None:
+    async def _receive(self) -> dict[str, object] | None:
         """The next frame decoded, or None when the connection is over. Bad frames are answered here."""
         while not self.closed:
             frame = await self.ws.receive()
@@ -209,14 +227,14 @@ class Connection:
                 return msg
         return None
 
-    def _checked(self, frame: bytes | str) -> dict[str, Any] | None:
+    def _checked(self, frame: bytes | str) -> dict[str, object] | None:
         """``frame`` decoded, if it is within the rates and decodes; else answered here, and None."""
         if not self._within_rates(frame):
             return None
         try:
             return decode(frame, self.limits)
         except ProtocolError as err:
-            self._fail(err, None)
+            self.fail(err, None)
         return None
 
     def _within_rates(self, frame: bytes | str) -> bool:
@@ -239,18 +257,19 @@ class Connection:
             re = messages.request_id(decode(frame, self.limits))
         except ProtocolError:
             re = None
-        self._fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the message was dropped",
-                                 fatal=fatal), re)
+        self.fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the message was dropped",
+                                fatal=fatal), re)
         return False
 
-    def _fail(self, err: ProtocolError, re: int | None) -> None:
+    def fail(self, err: ProtocolError, re: int | None) -> None:
+        """Answer ``err`` (``re``: to the request it refuses), and close the connection if it is fatal."""
         self.log.info("protocol_error", code=err.code, detail=err.message[:200])
         metrics.count_error(err.code)
         self.send(messages.error(err, re=re))
         if err.fatal:
             self.close(f"protocol error: {err.code}")
 
-    def _hello(self, raw: dict[str, Any]) -> bool:
+    def _hello(self, raw: dict[str, object]) -> bool:
         re = messages.request_id(raw)
         try:
             msg = messages.parse_client(raw)
@@ -261,7 +280,7 @@ class Connection:
                 raise ProtocolError("version_unsupported", f"this server speaks protocol version {spoken}, not "
                                     f"{msg['version']}: see the change log in protocol/SPEC.md")
         except ProtocolError as err:
-            self._fail(err, re)
+            self.fail(err, re)
             return False
         self.client_name = msg["client"]
         self.log = self.log.bind(client=msg["client"])
@@ -272,139 +291,8 @@ class Connection:
             self.ws.ping()
         return True
 
-    def _dispatch(self, raw: dict[str, Any]) -> Coroutine[Any, Any, None] | None:
-        """Handles one message at once; or, for a history page that may have to wait for a replay, the
-        coroutine that does."""
-        re = messages.request_id(raw)
-        try:
-            msg = messages.parse_client(raw)
-            kind = msg["type"]
-            if kind == "hello":
-                raise ProtocolError("hello_required", "hello is only for the first message", fatal=False)
-            if kind == "ping":
-                self.send(messages.pong(re=re, server_time=self.lobby.clock.now_ms(), **self.round_trip()))
-            elif kind == "tables":
-                self.send(messages.reply("tables", re, tables=self.lobby.summaries()[: messages.MAX_LISTED_TABLES]))
-            elif kind == "admin":
-                self._admin(msg, re)
-            elif kind == "bulletin":
-                if msg.get("follow") and msg["topic"] not in self.topics:
-                    if len(self.topics) >= self.client.topics_per_client:
-                        raise ProtocolError("rate_limited", "a connection may follow at most "
-                                            f"{self.client.topics_per_client} bulletin topics")
-                    self.lobby.follow(msg["topic"], self)
-                    self.topics.add(msg["topic"])
-                self.send(self.lobby.bulletin(msg["topic"], re))
-            elif kind == "create":
-                self._may_create(msg)
-                cluster = self.server.cluster  # on a cluster, the least-loaded worker gets it (server/cluster/)
-                if cluster is None or not cluster.create_elsewhere(self, msg, re):
-                    self.create_here(msg, re)
-                self.created += 1
-            elif kind == "history":
-                return self._history(msg, re)
-            else:
-                assert kind in messages.TABLE_REQUESTS
-                table = self.lobby.get(msg["table"])
-                self.tables.add(table.id)
-                if kind == "resume":  # the missed events come all at once: not a sign of a slow client
-                    self.ws.allow_burst(REPLAY_ROOM, REPLAY_ROOM_BYTES)
-                table.submit(Request(kind, self, msg))
-        except ProtocolError as err:
-            self._fail(err, re)
-        return None
-
-    async def _history(self, msg: dict[str, Any], re: int | None) -> None:
-        table_id, after, limit = msg["table"], msg["after"], msg.get("limit", messages.HISTORY_PAGE)
-        try:
-            table = self.lobby.tables.get(table_id)
-            if table is not None:
-                seat = table.seat_of(self)
-                frame = await history.page(self.lobby.past, table.match, table.records(),
-                                           None if seat is None else seat.index, after, limit, re)
-            else:
-                archived = self.lobby.data.archived(table_id) if self.lobby.data is not None else None
-                if archived is None:
-                    self.lobby.get(table_id)  # says where it is (a cluster's other worker), or that it is nowhere
-                frame = await history.archived_page(self.lobby.past, table_id, archived, after, limit, re)
-        except ProtocolError as err:
-            self._fail(err, re)
-            return
-        except (OSError, JournalCorrupt, ReplayMismatch) as exc:  # its records went missing or bad on disk
-            self.log.error("history_unreadable", table=table_id, error=str(exc))
-            self._fail(ProtocolError("internal", f"the history of {table_id} could not be read"), re)
-            return
-        self.send(frame)
-
-    def create_here(self, msg: dict[str, Any], re: int | None) -> None:
-        """Create the table ``msg`` asks for on this server (``ProtocolError`` if it may not be); answered once
-        its first record is on disk."""
-        organiser = self.server.is_admin(msg.get("admin"))  # the organiser's tables are not capped
-        table = self.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
-                                  msg.get("options"), address=None if organiser else self.address)
-        self.log.info("table_created", table=table.id)
-        created = messages.reply("created", re, table=table.id)
-        if table.journal is None:
-            self.send(created)
-        else:  # acknowledged once the table's first record is on disk; refused if it cannot be
-            table.journal.after_durable(lambda: self.send(created), lambda exc: self._not_created(exc, re))
-
-    def _not_created(self, exc: OSError, re: int | None) -> None:
-        """The new table's first record could not be written (disk full, I/O error): no table for the client."""
-        self.send(messages.error(ProtocolError(
-            "internal", f"the table could not be created: its journal could not be written ({exc.strerror or exc})"),
-            re=re))
-
-    def _may_create(self, msg: dict[str, Any]) -> None:
-        if self.server.config.admin_token is not None:
-            if not self.server.is_admin(msg.get("admin")):
-                raise ProtocolError("forbidden", "this server lets only its organiser create tables (admin token)")
-        elif self.created >= self.client.tables_per_client:
-            raise ProtocolError("rate_limited",
-                                f"a connection may create at most {self.client.tables_per_client} tables")
-
-    def _admin(self, msg: dict[str, Any], re: int | None) -> None:
-        if not self.server.is_admin(msg["token"]):
-            raise ProtocolError("forbidden", "admin requests need the server's admin token")
-        action = msg["action"]
-        self.log.info("admin_request", action=action, table=msg.get("table"), target=msg.get("conn"))
-        if action == "connections":
-            if self.server.cluster is None:
-                listing = [c.summary() for c in self.server.connections.values()]
-                self.send(messages.reply("connections", re, connections=listing))
-            else:  # every worker's: asked of the others in a task of its own
-                self.lobby.nursery.start_soon(self._list_cluster_connections, re)
-        elif action == "publish":
-            if "topic" not in msg or "data" not in msg:
-                raise ProtocolError("bad_field", "topic: publish needs a topic and its data")
-            self.lobby.publish(msg["topic"], msg["data"])
-            if self.server.cluster is not None:  # and on every other worker
-                self.server.cluster.publish(msg["topic"], msg["data"])
-            self.send(messages.reply("ok", re))
-        elif action == "kick":
-            target = self.server.connections.get(msg.get("conn", 0))
-            cluster = self.server.cluster  # a connection another worker holds: that worker is asked
-            if target is None and cluster is not None and "conn" in msg and cluster.forward_kick(self, msg, re):
-                return
-            if target is None:
-                raise ProtocolError("bad_field", "conn: no such connection")
-            target.close("kicked by the organiser", abort=True)
-            self.send(messages.reply("ok", re))
-        else:
-            if "table" not in msg:
-                raise ProtocolError("bad_field", f"table: {action} needs a table")
-            cluster = self.server.cluster  # a table another worker holds: that worker is asked
-            if cluster is not None and msg["table"] not in self.lobby.tables and cluster.forward_admin(self, msg, re):
-                return
-            self.lobby.get(msg["table"]).submit(Request(messages.TABLE_ADMIN[action], self, msg))
-
-    async def _list_cluster_connections(self, re: int | None) -> None:
-        assert self.server.cluster is not None
-        listing = await self.server.cluster.connections()
-        self.send(messages.reply("connections", re, connections=listing))
-
-    def summary(self) -> dict[str, Any]:
-        seats = []
+    def summary(self) -> ConnectionSummary:
+        seats: list[SeatHeld] = []
         for table_id in sorted(self.tables):
             table = self.lobby.tables.get(table_id)
             seat = table.seat_of(self) if table is not None else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 from coredis import Redis
@@ -33,14 +33,15 @@ from protocol import messages
 from protocol.codec import decode
 from protocol.errors import ERROR_CODES, ProtocolError
 from protocol.schema import AnyMap, Int, List, SchemaError
-from server import logs
+from server import logs, requests
 from server.cluster import names
 from server.cluster.directory import Directory
+from server.requests import CreateRequest
 from server.table import Request
 
 if TYPE_CHECKING:
     from server.app import Server
-    from server.connection import Connection
+    from server.connection import Connection, ConnectionSummary
 
 ASK_TIMEOUT_MS = 3000
 REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after this
@@ -90,7 +91,7 @@ class Relay:
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, {"op": "kick", "conn": msg["conn"]}, re)
         return True
 
-    async def connections(self) -> list[dict[str, Any]]:
+    async def connections(self) -> list[ConnectionSummary]:
         """Every worker's connections: this one's, and those of each live worker that answers in time."""
         listing = [c.summary() for c in self.server.connections.values()]
         answers: dict[int, dict[str, Any] | None] = {}
@@ -121,7 +122,7 @@ class Relay:
         if answer is None:  # the chosen worker did not answer: the table goes here after all
             self.log.warning("create_not_answered", target=target)
             try:
-                conn.create_here(messages.parse_client({"type": "create", **fields}), re)
+                requests.create_here(conn, cast(CreateRequest, messages.parse_client({"type": "create", **fields})), re)
             except ProtocolError as err:
                 conn.send(messages.error(err, re=re))
             return

@@ -20,7 +20,7 @@ from server.cluster.relay import Relay
 
 if TYPE_CHECKING:
     from server.app import Server
-    from server.connection import Connection
+    from server.connection import Connection, ConnectionSummary
 
 RECONNECT_MS = 1000
 
@@ -69,7 +69,7 @@ class Worker:
     def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool:
         return self.relay is not None and self.relay.forward_kick(conn, msg, re)
 
-    async def connections(self) -> list[dict[str, Any]]:
+    async def connections(self) -> list[ConnectionSummary]:
         if self.relay is None or self.server is None:
             return []
         return await self.relay.connections()

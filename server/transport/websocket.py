@@ -4,9 +4,9 @@ Reading: ``receive`` waits for the next message; a connection's reader uses ``wa
 bytes, waiting for them) and ``receive_nowait`` (which parses them), so that the parsing is done in the address's
 turn (``server.turns``). Bytes from the stream go through ``server.transport.wsreader.FrameReader`` (past the handshake,
 which h11 and ``server.transport.http`` made), which answers nothing by itself: this module answers pings,
-times the pongs to its own (``rtt_ms``), echoes a close, and closes with the reader's code (1002, 1007, 1009)
-on a protocol violation; an over-long message is refused from its frame header, before any of its payload is
-read (1009).
+times the pongs to its own (``rtt``: ``server.transport.roundtrip``), echoes a close, and closes with the reader's
+code (1002, 1007, 1009) on a protocol violation; an over-long message is refused from its frame header, before any
+of its payload is read (1009).
 
 Writing never blocks the caller: ``send`` writes the frame to the socket at once when the socket takes
 it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
@@ -34,12 +34,12 @@ import trio
 
 from server.metrics import traffic
 from server.transport import frames
+from server.transport.roundtrip import RoundTrip
 from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader
 
 RECEIVE_BYTES = 65536
 PARSE_BYTES = 1024  # what receive_nowait parses at a time
 WRITE_BATCH = 64  # queued frames a writer joins into one send
-RTT_GAIN = 4  # a new round trip moves the smoothed one a quarter of the way to it
 BURST_LAPSE_S = 5.0  # a burst allowance not spent this long after it was granted is gone (see allow_burst)
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
 
@@ -59,11 +59,7 @@ class WebSocket:
         self._room_until = 0.0  # when what is left of the allowance lapses (trio time)
         self._queued_bytes = 0
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
-        # the round trip of our pings, integer ms: the last one and a smoothed one (None until the first pong)
-        self.rtt_last_ms: int | None = None
-        self.rtt_ms: int | None = None
-        self._pings = 0
-        self._ping_out: tuple[bytes, float] | None = None  # the ping being timed: its payload, when it went
+        self.rtt = RoundTrip()  # the round trip of our pings: rtt.ms (smoothed) and rtt.last_ms
         self._reader = FrameReader(max_message)
         # lists, not deques: both are short or empty nearly always, and an empty deque costs 760 bytes (a
         # block of 64 slots) against 56, on each of thousands of idle connections
@@ -121,23 +117,9 @@ class WebSocket:
         self._queued_bytes += len(data)
 
     def ping(self) -> None:
-        """Send a ping, timed until its pong comes (``rtt_ms``); while one is out, another carries its payload."""
+        """Send a ping, timed until its pong comes (``rtt``); while one is out, another carries its payload."""
         if self._close_frame is None and not self.broken:
-            if self._ping_out is None:
-                self._pings += 1
-                self._ping_out = (b"%d" % self._pings, trio.current_time())
-            self._control(frames.control(frames.PING, self._ping_out[0]))
-
-    def _ponged(self, payload: bytes) -> None:
-        """A pong: the answer to the timed ping if it carries its payload (an unasked pong times nothing). Its
-        time is when the bytes that held it were read (``last_heard``), not when its turn came to parse them."""
-        if self._ping_out is None or payload != self._ping_out[0]:
-            return
-        sample = max(0, round((self.last_heard - self._ping_out[1]) * 1000))
-        self._ping_out = None
-        self.rtt_last_ms = sample
-        # smoothed as TCP smooths its round trips (RFC 6298)
-        self.rtt_ms = sample if self.rtt_ms is None else round(self.rtt_ms + (sample - self.rtt_ms) / RTT_GAIN)
+            self._control(frames.control(frames.PING, self.rtt.ping(trio.current_time())))
 
     def close(self, code: int, reason: str = "") -> None:
         """Send a close frame after what is queued, and nothing after it."""
@@ -262,8 +244,8 @@ class WebSocket:
             elif kind == VIOLATION:
                 self._eof = True
                 self.close(*value)
-            elif kind == PONG:
-                self._ponged(value)
+            elif kind == PONG:  # timed to when the bytes that held it were read, not to its turn to be parsed
+                self.rtt.pong(value, self.last_heard)
 
     # -- the end
 
@@ -283,18 +265,19 @@ class WebSocket:
                     self._messages.clear()
                     await self._read()
         if self._writing or _unsent(self._sock):  # a client that does not read: reset, so that neither end
-            self._reset()  # waits on the other
+            _reset(self._sock)  # waits on the other
         self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read
         await trio.aclose_forcefully(self._stream)
 
-    def _reset(self) -> None:
-        """Close with a reset (zero linger): the kernel drops what the client never took at once, instead of
-        keeping an orphaned socket and its buffers while it probes a closed window, and a client blocked
-        sending to us hears of the end at once."""
-        try:
-            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass  # the socket is gone already
+
+def _reset(sock: socket.socket) -> None:
+    """Have ``sock`` close with a reset (zero linger): the kernel drops what the client never took at once, instead
+    of keeping an orphaned socket and its buffers while it probes a closed window, and a client blocked sending to
+    us hears of the end at once."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass  # the socket is gone already
 
 
 def _unsent(sock: socket.socket) -> bool:

@@ -178,7 +178,7 @@ async def test_a_seated_bot_knows_its_round_trip_as_the_server_timed_it(start_se
         await trio.sleep(1)  # the pong to its first ping (in memory, the round trip takes 0 ms)
         assert (bot.rtt_ms, bot.rtt_last_ms) == (0, 0)
         [conn] = server.connections.values()
-        conn.ws.rtt_ms, conn.ws.rtt_last_ms = 35, 40  # as a LAN's would be: the next ping tells it
+        conn.ws.rtt.ms, conn.ws.rtt.last_ms = 35, 40  # as a LAN's would be: the next ping tells it
         await trio.sleep(10)  # the bot asks again
         assert (bot.rtt_ms, bot.rtt_last_ms) == (35, 40)
         nursery.cancel_scope.cancel()

@@ -31,6 +31,7 @@ from server.connection import Connection
 from server.limits import ClientLimits
 from server.lobby import Lobby
 from server.table import Table
+from server.transport.roundtrip import RoundTrip
 
 # rates no fuzzer reaches, and time limits the still clock never passes: the fuzz is not rate limited away
 UNLIMITED = ClientLimits(messages_per_s=1e12, bytes_per_s=1e15, address_messages_per_s=1e12,
@@ -54,8 +55,7 @@ class ListSocket:
         self.sent: list[dict[str, Any]] = []
         self.queued = 0
         self.last_heard = trio.current_time()
-        self.rtt_ms: int | None = None  # no pings go over a channel: no round trip is ever timed
-        self.rtt_last_ms: int | None = None
+        self.rtt = RoundTrip()  # no pings go over a channel: no round trip is ever timed
         self.close_code: int | None = None
         self.close_reason = ""
         self._ready: list[bytes | str] = []  # frames wait_input took, for receive_nowait

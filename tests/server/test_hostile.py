@@ -16,7 +16,7 @@ from trio_websocket import ConnectionClosed, ConnectionRejected
 
 from protocol.errors import ERROR_CODES, FATAL_CODES
 from protocol.messages import CLIENT_MESSAGES, SERVER_PUSHES, SERVER_REPLIES
-from server import connection
+from server import requests
 from server.games.parsimonia.commands import COMMANDS
 from server.limits import ClientLimits
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join
@@ -480,7 +480,7 @@ async def test_websocket_handshakes_of_one_address_over_its_rate_get_429(start_s
 async def test_a_seat_that_never_reads_and_resumes_again_and_again_is_dropped(start_server, monkeypatch):
     """Real time. Each resume used to give the queue its replay allowance again, so that a client sending
     ``resume`` (here with a bad token) and ``view`` without reading grew the server without bound."""
-    monkeypatch.setattr(connection, "REPLAY_ROOM", 10)
+    monkeypatch.setattr(requests, "REPLAY_ROOM", 10)
     lifted = ClientLimits(messages_per_s=1e6, bytes_per_s=1e9, handshakes_per_s=100)
     server = await start_server(queue_size=8, client=lifted)
     with trio.fail_after(30):

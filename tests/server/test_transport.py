@@ -174,7 +174,7 @@ async def test_the_server_times_its_pings_pongs_last_and_smoothed_and_an_unasked
         await wire.send(ping.payload, PONG)
         await wire.send(encode({"type": "ping", "id": 1}))
         pong = await wire.message()
-        assert (pong["rtt_last_ms"], pong["rtt_ms"]) == (last, smoothed) == (ws.rtt_last_ms, ws.rtt_ms)
+        assert (pong["rtt_last_ms"], pong["rtt_ms"]) == (last, smoothed) == (ws.rtt.last_ms, ws.rtt.ms)
 
 
 @pytest.mark.parametrize(("payload", "code"), [(struct.pack("!H", 4001) + b"bye", 4001), (b"", 1005),

@@ -1,0 +1,206 @@
+"""What a welcomed connection's requests do: each message after ``hello``, checked against the protocol's catalogue
+(``protocol.messages``) and routed to what answers it (``handle``).
+
+The server answers its own requests here and at once: ``ping``, ``tables``, ``bulletin``, ``create`` and the
+organiser's ``admin`` actions on the server itself (``connections``, ``publish``, ``kick``). A table's requests, and
+the organiser's actions on a table, go to the table's task as a ``server.table.Request``. A ``history`` page may
+have to wait for a replay from the journal: it is a coroutine, which the connection's reader awaits out of its
+address's turn. On a cluster (``server.cluster``) a new table goes to the least-loaded worker, and an organiser's
+request about a table or a connection another worker holds is asked of that worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
+
+from protocol import messages
+from protocol.errors import ProtocolError
+from server import history
+from server.journal import JournalCorrupt
+from server.table import REPLAY_LIMIT, ReplayMismatch, Request
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+
+# what a connection's resumes may queue beyond its queue's bounds: the reply, the missed events, a view; once
+# per connection (server/transport/websocket.py), so resuming again and again does not make it hold more
+REPLAY_ROOM = REPLAY_LIMIT + 2
+REPLAY_ROOM_BYTES = 4 << 20
+
+
+class CreateRequest(TypedDict):
+    """A ``create`` as ``messages.parse_client`` checked it."""
+
+    type: str
+    id: NotRequired[int]
+    game: str
+    seats: int
+    seed: NotRequired[int]
+    time_scale: NotRequired[float]
+    options: NotRequired[dict[str, object]]
+    admin: NotRequired[str]
+
+
+class HistoryRequest(TypedDict):
+    """A ``history`` as ``messages.parse_client`` checked it."""
+
+    type: str
+    id: NotRequired[int]
+    table: str
+    after: int
+    limit: NotRequired[int]
+
+
+class AdminRequest(TypedDict):
+    """An ``admin`` as ``messages.parse_client`` checked it."""
+
+    type: str
+    id: NotRequired[int]
+    token: str
+    action: str
+    table: NotRequired[str]
+    conn: NotRequired[int]
+    topic: NotRequired[str]
+    data: NotRequired[dict[str, object]]
+
+
+def handle(conn: Connection, raw: dict[str, object]) -> Awaitable[None] | None:
+    """Answers one message at once; or, for a history page that may have to wait for a replay, returns the
+    coroutine that does."""
+    re = messages.request_id(raw)
+    try:
+        msg = messages.parse_client(raw)
+        kind = msg["type"]
+        if kind == "hello":
+            raise ProtocolError("hello_required", "hello is only for the first message", fatal=False)
+        if kind == "ping":
+            conn.send(messages.pong(re=re, server_time=conn.lobby.clock.now_ms(), **conn.round_trip()))
+        elif kind == "tables":
+            conn.send(messages.reply("tables", re, tables=conn.lobby.summaries()[: messages.MAX_LISTED_TABLES]))
+        elif kind == "admin":
+            _admin(conn, cast(AdminRequest, msg), re)
+        elif kind == "bulletin":
+            if msg.get("follow") and msg["topic"] not in conn.topics:
+                if len(conn.topics) >= conn.client.topics_per_client:
+                    raise ProtocolError("rate_limited", "a connection may follow at most "
+                                        f"{conn.client.topics_per_client} bulletin topics")
+                conn.lobby.follow(msg["topic"], conn)
+                conn.topics.add(msg["topic"])
+            conn.send(conn.lobby.bulletin(msg["topic"], re))
+        elif kind == "create":
+            _may_create(conn, cast(CreateRequest, msg))
+            cluster = conn.server.cluster  # on a cluster, the least-loaded worker gets it (server/cluster/)
+            if cluster is None or not cluster.create_elsewhere(conn, msg, re):
+                create_here(conn, cast(CreateRequest, msg), re)
+            conn.created += 1
+        elif kind == "history":
+            return _history(conn, cast(HistoryRequest, msg), re)
+        else:
+            assert kind in messages.TABLE_REQUESTS
+            table = conn.lobby.get(msg["table"])
+            conn.tables.add(table.id)
+            if kind == "resume":  # the missed events come all at once: not a sign of a slow client
+                conn.ws.allow_burst(REPLAY_ROOM, REPLAY_ROOM_BYTES)
+            table.submit(Request(kind, conn, msg))
+    except ProtocolError as err:
+        conn.fail(err, re)
+    return None
+
+
+def create_here(conn: Connection, msg: CreateRequest, re: int | None) -> None:
+    """Create the table ``msg`` asks for on this server (``ProtocolError`` if it may not be); answered once its
+    first record is on disk."""
+    organiser = conn.server.is_admin(msg.get("admin"))  # the organiser's tables are not capped
+    table = conn.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
+                              msg.get("options"), address=None if organiser else conn.address)
+    conn.log.info("table_created", table=table.id)
+    created = messages.reply("created", re, table=table.id)
+    if table.journal is None:
+        conn.send(created)
+    else:  # acknowledged once the table's first record is on disk; refused if it cannot be
+        table.journal.after_durable(lambda: conn.send(created), lambda exc: _not_created(conn, exc, re))
+
+
+def _not_created(conn: Connection, exc: OSError, re: int | None) -> None:
+    """The new table's first record could not be written (disk full, I/O error): no table for the client."""
+    conn.send(messages.error(ProtocolError(
+        "internal", f"the table could not be created: its journal could not be written ({exc.strerror or exc})"),
+        re=re))
+
+
+def _may_create(conn: Connection, msg: CreateRequest) -> None:
+    if conn.server.config.admin_token is not None:
+        if not conn.server.is_admin(msg.get("admin")):
+            raise ProtocolError("forbidden", "this server lets only its organiser create tables (admin token)")
+    elif conn.created >= conn.client.tables_per_client:
+        raise ProtocolError("rate_limited", f"a connection may create at most {conn.client.tables_per_client} tables")
+
+
+async def _history(conn: Connection, msg: HistoryRequest, re: int | None) -> None:
+    table_id, after, limit = msg["table"], msg["after"], msg.get("limit", messages.HISTORY_PAGE)
+    lobby = conn.lobby
+    try:
+        table = lobby.tables.get(table_id)
+        if table is not None:
+            seat = table.seat_of(conn)
+            frame = await history.page(lobby.past, table.match, table.records(),
+                                       None if seat is None else seat.index, after, limit, re)
+        else:
+            archived = lobby.data.archived(table_id) if lobby.data is not None else None
+            if archived is None:
+                lobby.get(table_id)  # says where it is (a cluster's other worker), or that it is nowhere
+            frame = await history.archived_page(lobby.past, table_id, archived, after, limit, re)
+    except ProtocolError as err:
+        conn.fail(err, re)
+        return
+    except (OSError, JournalCorrupt, ReplayMismatch) as exc:  # its records went missing or bad on disk
+        conn.log.error("history_unreadable", table=table_id, error=str(exc))
+        conn.fail(ProtocolError("internal", f"the history of {table_id} could not be read"), re)
+        return
+    conn.send(frame)
+
+
+def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:
+    server = conn.server
+    forwarded = cast(dict[str, object], msg)  # as the cluster and the table take it (open maps there)
+    if not server.is_admin(msg["token"]):
+        raise ProtocolError("forbidden", "admin requests need the server's admin token")
+    action = msg["action"]
+    conn.log.info("admin_request", action=action, table=msg.get("table"), target=msg.get("conn"))
+    if action == "connections":
+        if server.cluster is None:
+            listing = [c.summary() for c in server.connections.values()]
+            conn.send(messages.reply("connections", re, connections=listing))
+        else:  # every worker's: asked of the others in a task of its own
+            conn.lobby.nursery.start_soon(_list_cluster_connections, conn, re)
+    elif action == "publish":
+        if "topic" not in msg or "data" not in msg:
+            raise ProtocolError("bad_field", "topic: publish needs a topic and its data")
+        conn.lobby.publish(msg["topic"], msg["data"])
+        if server.cluster is not None:  # and on every other worker
+            server.cluster.publish(msg["topic"], msg["data"])
+        conn.send(messages.reply("ok", re))
+    elif action == "kick":
+        target = server.connections.get(msg.get("conn", 0))
+        cluster = server.cluster  # a connection another worker holds: that worker is asked
+        if target is None and cluster is not None and "conn" in msg and cluster.forward_kick(conn, forwarded, re):
+            return
+        if target is None:
+            raise ProtocolError("bad_field", "conn: no such connection")
+        target.close("kicked by the organiser", abort=True)
+        conn.send(messages.reply("ok", re))
+    else:
+        if "table" not in msg:
+            raise ProtocolError("bad_field", f"table: {action} needs a table")
+        cluster = server.cluster  # a table another worker holds: that worker is asked
+        if cluster is not None and msg["table"] not in conn.lobby.tables and \
+                cluster.forward_admin(conn, forwarded, re):
+            return
+        conn.lobby.get(msg["table"]).submit(Request(messages.TABLE_ADMIN[action], conn, forwarded))
+
+
+async def _list_cluster_connections(conn: Connection, re: int | None) -> None:
+    assert conn.server.cluster is not None
+    listing = await conn.server.cluster.connections()
+    conn.send(messages.reply("connections", re, connections=listing))
