@@ -1,0 +1,139 @@
+"""The layout rules of issue #21, read from the source with ``ast``: no class of the runtime, match or session
+(``server/`` outside ``server/games/``) with more than 20 methods; no module in ``server/`` or ``protocol/`` over
+500 lines; no circle of module-level imports among ``server/``, ``protocol/`` and ``clients/``. Each check names
+what breaks it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_METHODS = 20
+MAX_LINES = 500
+PACKAGES = ("server", "protocol", "clients")
+# modules over MAX_LINES today, each with what is to become of it: the check fails once one of them is back under
+OVER_LINES_TODAY = {"server/games/parsimonia/engine.py"}  # 521 lines: to be split (issue #21)
+
+
+def _modules(*packages: str) -> Iterator[Path]:
+    for package in packages:
+        yield from sorted((ROOT / package).rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    """``server/transport/websocket.py`` -> ``server.transport.websocket``; a package is its ``__init__``'s."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def methods_over(limit: int, source: str) -> list[tuple[str, int]]:
+    """Each class in ``source`` with more than ``limit`` methods (the functions and async functions in its body,
+    properties included), and how many it has."""
+    return [(node.name, count) for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)
+            if (count := sum(isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) for item in node.body)) > limit]
+
+
+def _type_checking_only(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _top_level_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports a module runs as it loads: its top-level statements, and those in top-level ``if`` and
+    ``try`` blocks (but for ``if TYPE_CHECKING:``, which never runs)."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and not _type_checking_only(node):
+            yield from _top_level_imports(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _top_level_imports(node.body + node.orelse + node.finalbody +
+                                          [stmt for handler in node.handlers for stmt in handler.body])
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of ``PACKAGES`` -> the modules of ``PACKAGES`` it imports as it loads."""
+    paths = {_name(path): path for path in _modules(*PACKAGES)}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in _top_level_imports(ast.parse(path.read_text(), str(path)).body):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+                continue
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            targets.add(source)
+            targets.update(f"{source}.{alias.name}" for alias in node.names)  # a submodule, if it is one
+        graph[name] = {target for target in targets if target in paths and target != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_runtime_class_has_more_than_20_methods():
+    games = ROOT / "server" / "games"
+    over = [f"{_name(path)}.{name}: {count} methods" for path in _modules("server") if games not in path.parents
+            for name, count in methods_over(MAX_METHODS, path.read_text())]
+    assert over == [], f"classes over {MAX_METHODS} methods: {over}"
+
+
+def test_no_module_of_the_server_or_the_protocol_is_over_500_lines_but_those_known():
+    over = {str(path.relative_to(ROOT)): n for path in _modules("server", "protocol")
+            if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert set(over) == OVER_LINES_TODAY, f"modules over {MAX_LINES} lines: {over}; known: {OVER_LINES_TODAY}"
+
+
+def test_no_circle_of_module_level_imports():
+    assert circles(import_graph()) == []
+
+
+def test_the_checks_see_what_breaks_them():
+    fat = ("class Fat:\n" + "".join(f"    def m{i}(self): ...\n" for i in range(MAX_METHODS)) +
+           "    @property\n    def p(self): ...\n    async def a(self): ...\n"
+           "    class Inner:\n        pass\n"
+           "class Lean:\n    def m(self): ...\n")
+    assert methods_over(MAX_METHODS, fat) == [("Fat", MAX_METHODS + 2)]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
