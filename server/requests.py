@@ -101,7 +101,7 @@ def handle(conn: Connection, raw: dict[str, object]) -> Awaitable[None] | None:
             table = conn.lobby.get(msg["table"])
             conn.tables.add(table.id)
             if kind == "resume":  # the missed events come all at once: not a sign of a slow client
-                conn.ws.allow_burst(REPLAY_ROOM, REPLAY_ROOM_BYTES)
+                conn.ws.burst.grant(REPLAY_ROOM, REPLAY_ROOM_BYTES)
             table.submit(Request(kind, conn, msg))
     except ProtocolError as err:
         conn.fail(err, re)

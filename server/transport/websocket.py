@@ -12,9 +12,9 @@ Writing never blocks the caller: ``send`` writes the frame to the socket at once
 it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
 the frames after it queued for a writer task, started then and gone once the queue is empty. The queue is
 bounded in frames and in bytes; beyond that a connection may queue only its one burst allowance
-(``allow_burst``: a resume's replay), granted once per connection, never refilled, and lapsing
-``BURST_LAPSE_S`` after it was granted (what is left of it then is gone), so no request makes it hold more, and a
-connection that resumed once and never reads cannot spend it later. A client whose queue is full is the caller's to drop (``send`` returns False).
+(``burst.grant``: a resume's replay), granted once per connection, never refilled, and lapsing a few seconds
+after it was granted (``server.transport.burst``). A client whose queue is full is the caller's to drop (``send``
+returns False).
 
 Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
 client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
@@ -34,13 +34,13 @@ import trio
 
 from server.metrics import traffic
 from server.transport import frames
+from server.transport.burst import Burst
 from server.transport.roundtrip import RoundTrip
 from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader
 
 RECEIVE_BYTES = 65536
 PARSE_BYTES = 1024  # what receive_nowait parses at a time
 WRITE_BATCH = 64  # queued frames a writer joins into one send
-BURST_LAPSE_S = 5.0  # a burst allowance not spent this long after it was granted is gone (see allow_burst)
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
 
 
@@ -53,10 +53,7 @@ class WebSocket:
         self.max_message = max_message
         self.queue_size = queue_size  # frames that may wait for a slow client
         self.queue_bytes = queue_bytes  # and their bytes
-        self.room = 0  # frames it may still queue beyond those bounds (its burst allowance, see allow_burst)
-        self.room_bytes = 0  # and their bytes
-        self._burst_granted = False
-        self._room_until = 0.0  # when what is left of the allowance lapses (trio time)
+        self.burst = Burst()  # what it may queue beyond those bounds, once (server.transport.burst)
         self._queued_bytes = 0
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
         self.rtt = RoundTrip()  # the round trip of our pings: rtt.ms (smoothed) and rtt.last_ms
@@ -83,15 +80,6 @@ class WebSocket:
     def queued_bytes(self) -> int:
         return self._queued_bytes
 
-    def allow_burst(self, frames: int, nbytes: int) -> None:
-        """Let ``frames`` frames of ``nbytes`` bytes in all be queued beyond the bounds: the first call on a
-        connection only. Spent as used; neither a later call nor an emptied queue gives any back, and what is not
-        spent within ``BURST_LAPSE_S`` is gone."""
-        if not self._burst_granted:
-            self._burst_granted = True
-            self.room, self.room_bytes = frames, nbytes
-            self._room_until = trio.current_time() + BURST_LAPSE_S
-
     # -- writing
 
     def send(self, wire: bytes) -> bool:
@@ -104,11 +92,8 @@ class WebSocket:
             self._write(wire)
             return True
         if len(self._queue) >= self.queue_size or self._queued_bytes + len(wire) > self.queue_bytes:
-            if not self.room or len(wire) > self.room_bytes or trio.current_time() >= self._room_until:
-                self.room = self.room_bytes = 0  # spent, or lapsed
+            if not self.burst.take(len(wire)):
                 return False
-            self.room -= 1
-            self.room_bytes -= len(wire)
         self._append(wire)
         return True
 

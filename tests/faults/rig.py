@@ -31,6 +31,7 @@ from server.connection import Connection
 from server.limits import ClientLimits
 from server.lobby import Lobby
 from server.table import Table
+from server.transport.burst import Burst
 from server.transport.roundtrip import RoundTrip
 
 # rates no fuzzer reaches, and time limits the still clock never passes: the fuzz is not rate limited away
@@ -56,6 +57,7 @@ class ListSocket:
         self.queued = 0
         self.last_heard = trio.current_time()
         self.rtt = RoundTrip()  # no pings go over a channel: no round trip is ever timed
+        self.burst = Burst()  # nor is anything ever queued here
         self.close_code: int | None = None
         self.close_reason = ""
         self._ready: list[bytes | str] = []  # frames wait_input took, for receive_nowait
@@ -103,9 +105,6 @@ class ListSocket:
         msg = msgpack.unpackb(payload(wire), raw=False, strict_map_key=True)
         self.sent.append(check_server(msg) if self.check else msg)
         return True
-
-    def allow_burst(self, frames: int, nbytes: int) -> None:
-        pass  # nothing is ever queued here
 
     def close(self, code: int, reason: str = "") -> None:
         if self.close_code is None:

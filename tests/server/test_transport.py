@@ -20,7 +20,7 @@ from wsproto.frame_protocol import FrameProtocol
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
 from server.limits import ClientLimits
-from server.transport import frames, websocket
+from server.transport import burst, frames, websocket
 from server.transport.websocket import WebSocket
 
 HANDSHAKE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -314,29 +314,29 @@ async def test_a_burst_allowance_is_granted_once_and_spent_not_refilled():
         while stalled.send(wire):
             pass
         full = stalled.queued
-        stalled.allow_burst(3, 1 << 20)
+        stalled.burst.grant(3, 1 << 20)
         assert [stalled.send(wire) for _ in range(4)] == [True, True, True, False]
-        stalled.allow_burst(3, 1 << 20)  # asking again (a second resume) gives nothing
+        stalled.burst.grant(3, 1 << 20)  # asking again (a second resume) gives nothing
         assert not stalled.send(wire) and stalled.queued == full + 3
         nursery.cancel_scope.cancel()
 
 
 async def test_a_burst_allowance_not_spent_in_time_lapses(monkeypatch):
     """A seat that resumed once and never reads cannot keep its replay's room for later: it lapses."""
-    monkeypatch.setattr(websocket, "BURST_LAPSE_S", 0.05)
+    monkeypatch.setattr(burst, "LAPSE_S", 0.05)
     wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 1000)
     async with trio.open_nursery() as nursery:
         stalled, _peer = await _socket_pair(4, nursery)
         while stalled.send(wire):
             pass
         full = stalled.queued
-        stalled.allow_burst(3, 1 << 20)
+        stalled.burst.grant(3, 1 << 20)
         assert stalled.send(wire)  # within its time: spent
-        await trio.sleep(websocket.BURST_LAPSE_S)
+        await trio.sleep(burst.LAPSE_S)
         while stalled.send(wire):  # what the writer gave room for meanwhile, but nothing beyond the bounds
             pass
-        assert stalled.room == 0 and stalled.queued <= full + 1
-        stalled.allow_burst(3, 1 << 20)  # and a later resume does not grant it again
+        assert stalled.burst.frames == 0 and stalled.queued <= full + 1
+        stalled.burst.grant(3, 1 << 20)  # and a later resume does not grant it again
         assert not stalled.send(wire)
         nursery.cancel_scope.cancel()
 
