@@ -130,6 +130,19 @@ async def keep_seat(player: Player, table: str, port: int, online: dict[int, boo
             await trio.sleep(0.05)
 
 
+async def keep_seats(players: list[Player], table: str, port: int, online: dict[int, bool]) -> None:
+    """Keep every seat until its result, in a nursery of their own: should a stray Cancelled still get out of a
+    seat's keeper (see ``keep_seat``), it cancels that nursery only, which takes it for its own and ends quietly,
+    and the seats are kept again; in the test's nursery it would have ended the test's body early, in silence."""
+    while any(player.result is None for player in players):
+        async with trio.open_nursery() as nursery:
+            for player in players:
+                if player.result is None:
+                    nursery.start_soon(keep_seat, player, table, port, online)
+        for player in players:  # each keeper ended (or was cancelled, with no word): none holds its seat now
+            online[player.seat] = False
+
+
 async def watch_until(port: int, table: str, point: str) -> dict[str, Any]:
     """Watch the demo's table until the moment to kill; return the frame that marks it."""
     async with connect(SimpleNamespace(port=port), "spy") as spy:
@@ -184,8 +197,7 @@ async def test_kill_9_at_three_points_of_a_game_loses_no_acknowledged_command(tm
                     joined = await client.request("join", table=own, name=client.name)
                     assert joined["seat"] == seat
                     players.append(Player(seat, joined["token"]))
-            for player in players:
-                nursery.start_soon(keep_seat, player, own, port, online)
+            nursery.start_soon(keep_seats, players, own, port, online)
 
             demo = await procs.start("demo", "demo", "--url", f"ws://127.0.0.1:{port}", "--players", "4",
                                      "--time-scale", str(TIME_SCALE), "--json")

@@ -81,7 +81,7 @@ async def test_a_round_starts_at_once_on_an_idle_log_and_no_sooner_than_round_ms
     real_round = syncer._round
 
     async def round_noted() -> None:
-        began.append(time.monotonic())
+        began.append(syncer._round_began)  # when the syncer took the round to begin (time.monotonic())
         await real_round()
 
     syncer._round = round_noted  # type: ignore[method-assign]
