@@ -14,6 +14,7 @@ seq, history, result, engine) is read through the session as it is (``session.se
 from __future__ import annotations
 
 import hmac
+from operator import attrgetter
 from typing import Any, Callable
 
 from protocol import messages
@@ -29,6 +30,11 @@ from server.match import RUNNING, WAITING, Answer, Match, Seat, Subscriber
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
 
 
+def _of_match(name: str) -> Any:
+    """``session.<name>``, read-only: ``session.match.<name>``."""
+    return property(attrgetter(f"match.{name}"))
+
+
 class Session:
     def __init__(self, match: Match) -> None:
         self.match = match
@@ -36,9 +42,43 @@ class Session:
         self._frames: list[tuple[Subscriber, bytes]] = []
         self._views_due = False
 
-    def __getattr__(self, name: str) -> Any:
-        """What the match holds, read through its session (state, seq, history, engine, result, ...)."""
-        return getattr(self.__dict__["match"], name)
+    # What the match holds, read through its session as it is. Each is a property whose getter is an
+    # ``attrgetter`` (C, no Python frame): a ``__getattr__`` fallback cost a failed lookup, an AttributeError
+    # built and dropped, on every read, and the table reads several a step.
+    id = _of_match("id")
+    seed = _of_match("seed")
+    header = _of_match("header")
+    static = _of_match("static")
+    checked_options = _of_match("checked_options")
+    seats = _of_match("seats")
+    seat_count = _of_match("seat_count")
+    state = _of_match("state")
+    seq = _of_match("seq")
+    history = _of_match("history")
+    engine = _of_match("engine")
+    paused_at = _of_match("paused_at")
+    actions = _of_match("actions")
+    rejected = _of_match("rejected")
+    failure = _of_match("failure")
+    result = _of_match("result")
+    join = _of_match("join")
+    start = _of_match("start")
+    next_deadline = _of_match("next_deadline")
+    take_records = _of_match("take_records")
+    retire = _of_match("retire")
+    game_name = _of_match("game_name")
+    cls = _of_match("cls")
+    options = _of_match("options")
+    time_scale = _of_match("time_scale")
+    seeded = _of_match("seeded")
+    started_at = _of_match("started_at")
+    views = _of_match("views")
+    take_events = _of_match("take_events")
+    command = _of_match("command")
+    leave = _of_match("leave")
+    pause = _of_match("pause")
+    unpause = _of_match("unpause")
+    close = _of_match("close")
 
     @property
     def on_event(self) -> Callable[[Event], None] | None:
