@@ -162,6 +162,8 @@ class Session:
     def flush_views(self, now: int, only: Subscriber | None = None, re: int | None = None) -> None:
         """Send a fresh view to every subscriber that wants views (if the step changed anything), or to
         ``only``. The public part is built and encoded once, and so is the spectators' whole frame."""
+        if only is None and not self._views_due:
+            return
         held = self.seat_of(only) if only is not None else None
         targets = [(only, None if held is None else held.index)] if only is not None else []
         if self._views_due:
