@@ -174,8 +174,8 @@ class Rig:
         tables = []
         for tid, table in self.lobby.tables.items():
             m = table.match
-            if "take_records" not in vars(m):
-                m.take_records = self._counted(tid, m.take_records)  # type: ignore[method-assign]
+            if "take_records" not in vars(m.match):  # the match's own: the session reads it through
+                m.match.take_records = self._counted(tid, m.match.take_records)  # type: ignore[method-assign]
             tables.append((tid, m.state, m.seq, len(m.history), m.paused_at, m.actions,
                            self.records.get(tid, 0), tuple((s.index, s.name, s.token) for s in m.seats)))
         digest = None
