@@ -30,6 +30,11 @@ from server.match import RUNNING, WAITING, Answer, Match, Seat, Subscriber
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
 
 
+def _acting(match: Match) -> bool:
+    """Whether the seats may act now, so that their views carry legal moves: the game running, its clocks going."""
+    return match.engine is not None and match.paused_at is None and match.state == RUNNING
+
+
 def _of_match(name: str) -> Any:
     """``session.<name>``, read-only: ``session.match.<name>``."""
     return property(attrgetter(f"match.{name}"))
@@ -174,21 +179,25 @@ class Session:
                 targets.append((only, None if held is None else held.index))
         if not targets:
             return
-        match = self.match
+        match, queue = self.match, self._frames
+        engine = match.engine
+        acting = _acting(match)
         frames = ViewFrames(match.id, match.seq, now, self.public_view())
         spectators: bytes | None = None  # the one frame every spectator gets (unless it answers a request)
         for target, seat in targets:
             assert target is not None
             answers = re if target is only else None
-            if seat is None and answers is None:
+            if seat is None:
+                if answers is not None:
+                    queue.append((target, frames.for_seat(None, None, [], answers)))
+                    continue
                 if spectators is None:
                     spectators = frames.for_seat(None, None, [])
-                self._send(target, spectators)
+                queue.append((target, spectators))
                 continue
-            private = match.views.private(match.engine, seat) if seat is not None and match.engine is not None else None
-            if seat is not None and private is None:
-                private = {}
-            self._send(target, frames.for_seat(seat, private, self.legal(seat), answers))
+            private = engine.private_view(seat) if engine is not None else {}
+            legal = engine.legal_actions(seat) if acting else []
+            queue.append((target, frames.for_seat(seat, private, legal, answers)))
 
     def public_view(self) -> ViewPart:
         match = self.match
@@ -207,9 +216,10 @@ class Session:
 
     def legal(self, seat: int | None) -> list[LegalAction]:
         match = self.match
-        if seat is None or match.engine is None or match.paused_at is not None or match.state != RUNNING:
+        if seat is None or not _acting(match):
             return []
-        return match.views.legal(match.engine, seat)
+        assert match.engine is not None
+        return match.engine.legal_actions(seat)
 
     def player_view(self, seat: int | None) -> ViewPart:
         """The whole view as a player is given it (the in-process form of a ``view`` frame)."""
