@@ -103,6 +103,7 @@ class Server:
         self.connection_ids = itertools.count(1 if config.cluster is None else config.cluster.first_connection_id)
         self._per_ip: Counter[str] = Counter()  # WebSockets, counted from the handshake's start
         self._http_per_ip: Counter[str] = Counter()  # TCP connections not (yet) WebSockets
+        self._unasked: Counter[str] = Counter()  # of those, the ones admitted that have not yet made a request
         self._handshakes = AddressBuckets(config.client.handshakes_per_s, config.client.burst_s)
         self._http_requests = AddressBuckets(config.client.http_requests_per_s, config.client.burst_s)
         # shared by each address's connections (server/connection.py)
@@ -161,19 +162,23 @@ class Server:
         a 429 written unread and no task started, so that a refusal costs almost nothing: when the address holds
         ``http_connections_per_ip`` connections that are not WebSockets, was struck out for flooding, or has no
         HTTP request or handshake budget left (what it would ask cannot be granted now; its budget refills within
-        a twentieth of a second). Admitted, it is counted at once: a batch accepted together is counted before
-        any of them is served."""
+        a twentieth of a second). An address that made plain HTTP requests lately (its request budget is not
+        full) is admitted only as many connections not yet asking as it has requests left: the rest of a crowd
+        that reconnects together would be parsed only to be refused. Admitted, it is counted at once: a batch
+        accepted together is counted before any of them is served."""
         limits, now = self.config.client, trio.current_time()
+        requests_left = self._http_requests.left(ip, now)
         if self._http_per_ip[ip] >= limits.http_connections_per_ip:
             why = TOO_MANY_HTTP
         elif self._struck_out.get(ip, 0.0) > now:
             why = FLOODED
-        elif not self._http_requests.has(ip, now):
+        elif requests_left is not None and requests_left < self._unasked[ip] + 1:
             why = TOO_MANY_REQUESTS
         elif not self._handshakes.has(ip, now):
             why = TOO_MANY_HANDSHAKES
         else:
             self._http_per_ip[ip] += 1
+            self._unasked[ip] += 1
             return True
         self._refused(ip, why)
         try:
@@ -188,10 +193,13 @@ class Server:
         """One TCP connection, admitted (``_admit``, which counted it): HTTP requests (kept alive), or a WebSocket
         from its handshake to its close. Whatever goes wrong with it stays with it: a client that vanishes
         mid-handshake, or a bug in handling it, is logged and never stops the server."""
-        upgraded = False
+        upgraded, unasked = False, True
         try:
             http = HttpConnection(stream, gate=partial(self._in_turn, ip))
             while (request := await http.next_request()) is not None:
+                if unasked:
+                    unasked = False
+                    _release(self._unasked, ip)
                 if wants_websocket(request):
                     refusal = websocket_refusal(request)
                     if refusal is None:
@@ -213,6 +221,8 @@ class Server:
         except Exception:
             self.log.exception("connection_failed")
         finally:
+            if unasked:
+                _release(self._unasked, ip)
             if not upgraded:
                 _release(self._http_per_ip, ip)
             await trio.aclose_forcefully(stream)

@@ -60,7 +60,11 @@ class TokenBucket:
 
     def has(self, amount: float, now: float) -> bool:
         """Whether ``take(amount, now)`` would be granted (nothing is taken)."""
-        return min(self.capacity, self.tokens + (now - self.stamp) * self.rate) >= amount
+        return self.available(now) >= amount
+
+    def available(self, now: float) -> float:
+        """The units ``take`` could grant at ``now``."""
+        return min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
 
     def full(self, now: float) -> bool:
         """Whether the bucket has refilled by ``now``: forgetting it then loses nothing."""
@@ -91,6 +95,13 @@ class AddressBuckets:
         """Whether ``address`` has a unit left (nothing is taken): an address spent nothing from lately has."""
         bucket = self.buckets.get(address)
         return bucket is None or bucket.has(1, now)
+
+    def left(self, address: str, now: float) -> float | None:
+        """The units ``address`` may take at ``now``, or None while its bucket is full (it spent none lately)."""
+        bucket = self.buckets.get(address)
+        if bucket is None or bucket.full(now):
+            return None
+        return bucket.available(now)
 
 
 class Refusals:

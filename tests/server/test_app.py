@@ -72,3 +72,45 @@ async def test_connections_refused_as_they_are_accepted_hold_nothing(start_serve
     with trio.fail_after(10):
         while server._http_per_ip:
             await trio.sleep(0.01)
+
+
+async def test_an_address_that_made_requests_lately_is_admitted_only_as_many_unasking_connections_as_it_has_left(
+        start_server, autojump_clock):
+    """A crowd of connections reconnecting at once, from an address whose request budget is not full: as many
+    are admitted as it has requests left, the rest are refused unread, and the counts come back."""
+    server = await start_server(client=ClientLimits(http_requests_per_s=1.0, burst_s=4.0, rtt_ping_s=0))
+    client = await Client.open(server)
+    assert (await client.get("/healthz"))[0] == 200  # 3 requests left
+    await client.stream.aclose()
+    crowd = [await trio.open_tcp_stream("127.0.0.1", server.port) for _ in range(8)]
+    answers = [await read_all(stream) for stream in crowd[3:]]  # refused before they asked anything
+    assert all(a.startswith(b"HTTP/1.1 429") and b"too many HTTP requests" in a for a in answers), answers
+    assert server._unasked["127.0.0.1"] == 3
+    for stream in crowd[:3]:
+        await stream.send_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        assert (await read_all(stream)).startswith(b"HTTP/1.1 200")
+    with trio.fail_after(10):
+        while server._unasked or server._http_per_ip:
+            await trio.sleep(0.01)
+
+
+async def test_an_address_that_made_no_plain_request_lately_may_open_its_whole_handshake_burst_at_once(
+        start_server, autojump_clock):
+    """No reservation for an address whose request budget is full: a bot farm opens 40 WebSockets together."""
+    server = await start_server(client=ClientLimits(rtt_ping_s=0))
+    async with trio.open_nursery() as nursery:
+        opened = trio.Event()
+        count = 0
+
+        async def one(i: int) -> None:
+            nonlocal count
+            async with connect(server, f"bot {i}") as client:
+                assert (await client.request("ping"))["type"] == "pong"
+                count += 1
+                if count == 40:
+                    opened.set()
+                await opened.wait()
+
+        for i in range(40):
+            nursery.start_soon(one, i)
+    assert count == 40

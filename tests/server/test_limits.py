@@ -15,6 +15,15 @@ def test_an_address_has_budget_left_until_it_spent_it_and_again_once_a_unit_refi
     assert buckets.has("10.0.0.8", 0.0)  # another address's own
 
 
+def test_what_an_address_has_left_is_told_only_while_its_bucket_is_not_full():
+    buckets = AddressBuckets(rate=2.0, burst_s=2.0)
+    assert buckets.left("a", 0.0) is None  # never spent
+    assert buckets.take("a", 3, 0.0)
+    assert buckets.left("a", 0.0) == 1.0
+    assert buckets.left("a", 0.5) == 2.0
+    assert buckets.left("a", 1.5) is None  # refilled
+
+
 def test_a_refusal_is_logged_once_per_address_and_reason_then_once_a_quiet_time_with_the_count_since():
     refusals = Refusals(quiet_s=10.0)
     assert refusals.log("10.0.0.9", "too many connections", 0.0) == 0
