@@ -22,6 +22,7 @@ from server.collector import keep_collector
 from server.connection import Connection, time_round_trips
 from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
+from server.memory import Trimmer, keep_memory_given_back
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
 from server.transport.http import RECEIVE_BYTES, HttpConnection, Response, text, wants_websocket, websocket_refusal
@@ -113,6 +114,8 @@ class Server:
         self._refusals = Refusals()  # which refusals are logged
         self._struck_out: dict[str, float] = {}  # address -> when it may open a WebSocket again (trio time)
         self.web = Web(self, config.web_root)
+        self._websockets = 0  # from the start of their handshakes to the end of their close
+        self._memory = Trimmer()  # given back once a crowd of connections has gone (server/memory.py)
         self.started = 0.0
         self.log = logs.get()
 
@@ -139,6 +142,7 @@ class Server:
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
+                nursery.start_soon(keep_memory_given_back, self._memory)  # see server/memory.py
                 nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:
@@ -264,6 +268,8 @@ class Server:
             await http.respond(request, Response(429, f"{TOO_MANY_HANDSHAKES}\n".encode(), headers=RETRY), close=True)
             return
         self._per_ip[ip] += 1  # before the handshake's await: see _admit
+        self._websockets += 1
+        self._memory.count(self._websockets)
         try:
             received = await http.switch_to_websocket(request)
             cfg = self.config
@@ -280,6 +286,8 @@ class Server:
                     del self.connections[conn.id]
         finally:
             _release(self._per_ip, ip)
+            self._websockets -= 1  # its close handshake over: what it held is free
+            self._memory.count(self._websockets)
 
 
 def _release(counts: Counter[str], ip: str) -> None:

@@ -9,12 +9,15 @@ from typing import Sequence
 from clients.games import problems as client_problems
 from server.cli_args import build_parser, game_options
 from server.games import PROBLEMS as GAME_PROBLEMS
+from server.memory import run_on_system_allocator
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run one command. A user's mistake (no server there, a port in use, a wrong token, Ctrl-C) ends it
     with one line naming the cause and what to do, and a non-zero status; a bug keeps its traceback."""
     args = build_parser().parse_args(argv)
+    if argv is None and args.command in ("serve", "tournament"):  # a server in a process of its own
+        run_on_system_allocator()  # started again on the C library's allocator (server/memory.py)
     for problem in (*GAME_PROBLEMS, *client_problems()):  # a game package that did not load: said once
         print(f"parsimonia {args.command}: {problem}", file=sys.stderr)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a cluster's supervisor gives its workers
