@@ -104,7 +104,7 @@ class Connection:
         if not self.closed:
             self.closed = True
             self.close_reason = reason
-            self.ws.close(POLICY_VIOLATION, reason[:120])
+            self.ws.close(POLICY_VIOLATION, reason[:120], unheard=True)
             self._reading.cancel()
         if abort:
             self.ws.drop_queue()
@@ -229,7 +229,8 @@ class Connection:
         if self._messages.take(1, now) and self._bytes.take(len(frame), now):
             if server.address_messages.take(self.address, 1, now) and \
                     server.address_bytes.take(self.address, len(frame), now):
-                self._strikes = 0
+                if self._strikes:  # a message accepted takes a strike away: a flood over its rate, some of it
+                    self._strikes -= 1  # accepted as the budget refills, still adds up to a close
                 return True
             whose = "this address's (shared by its connections)"
         else:

@@ -21,7 +21,7 @@ class ClientLimits:
     messages_per_s: float = 200.0  # sustained; a burst of ``burst_s`` seconds' worth is allowed
     bytes_per_s: float = 256 * 1024
     burst_s: float = 2.0
-    strikes: int = 20  # rate-limit errors in a row before the connection is closed
+    strikes: int = 20  # rate-limit errors, less one for each message accepted, before the connection is closed
     # and its address may then open no WebSocket for this long (429): reconnecting does not buy a fresh burst
     strikeout_s: float = 10.0
     connections_per_ip: int = 256  # WebSockets one address may hold at once

@@ -43,6 +43,7 @@ RECEIVE_BYTES = 65536
 PARSE_BYTES = 1024  # what receive_nowait parses at a time
 WRITE_BATCH = 64  # queued frames a writer joins into one send
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
+DISCARD_PAUSE_S = 0.02  # a client closed for what it sent: one read of it dropped unparsed, then this pause
 
 
 class WebSocket:
@@ -68,6 +69,7 @@ class WebSocket:
         self._written = trio.Event()
         self._close_frame: bytes | None = None
         self.close_code: int | None = None  # of the close frame sent
+        self._unheard = False  # what comes after our close frame is dropped unparsed (``close``)
         self.peer_closed = False  # the client sent its close frame
         self._eof = False  # no more messages
         self._tcp_eof = False  # the client's end of the stream (or a broken one)
@@ -107,10 +109,14 @@ class WebSocket:
         if self._close_frame is None and not self.broken:
             self._control(frames.control(frames.PING, self.rtt.ping(trio.current_time())))
 
-    def close(self, code: int, reason: str = "") -> None:
-        """Send a close frame after what is queued, and nothing after it."""
+    def close(self, code: int, reason: str = "", *, unheard: bool = False) -> None:
+        """Send a close frame after what is queued, and nothing after it. ``unheard``: what the client still
+        sends is not parsed for its close frame, only dropped, a read at a time with a pause between (``aclose``):
+        a flooder closed keeps sending as fast as it can, and parsing that for 2 s, sixteen flooders closed at
+        once, was 50 ms stalls of every table."""
         if self._close_frame is None:
             self.close_code = code
+            self._unheard = unheard
             self._close_frame = frame = frames.close(code, reason)
             if not self.broken:
                 self._control(frame)
@@ -250,7 +256,11 @@ class WebSocket:
                     pass  # the client is gone already
                 while not (self.peer_closed or self._tcp_eof):
                     self._messages.clear()
-                    await self._read()
+                    if self._unheard:
+                        self._tcp_eof = not await self._receive_some()
+                        await trio.sleep(DISCARD_PAUSE_S)
+                    else:
+                        await self._read()
         if self._writing or _unsent(self._sock):  # a client that does not read: reset, so that neither end
             _reset(self._sock)  # waits on the other
         self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read

@@ -106,7 +106,7 @@ class ListSocket:
         self.sent.append(check_server(msg) if self.check else msg)
         return True
 
-    def close(self, code: int, reason: str = "") -> None:
+    def close(self, code: int, reason: str = "", *, unheard: bool = False) -> None:
         if self.close_code is None:
             self.close_code, self.close_reason = code, reason
         self._in.close()

@@ -369,6 +369,38 @@ async def test_a_client_that_never_takes_its_last_frames_is_reset_not_left_to_th
     theirs.close()
 
 
+async def test_what_a_client_closed_unheard_still_sends_is_dropped_unparsed_and_it_gets_its_close(autojump_clock):
+    """A flooder closed keeps sending: what it sends after our close frame is read and dropped, a read at a
+    time with a pause between, never parsed; it still gets the close frame, and the end once it stops."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    theirs = trio.socket.from_stdlib_socket(socket.create_connection(listener.getsockname()))
+    ours, _ = listener.accept()
+    listener.close()
+    ours.setblocking(False)
+    flood = client_frame(BINARY, b"\x80" * 1000) * 60
+    parsed: list[int] = []
+    got = b""
+    async with trio.open_nursery() as nursery:
+        ws = WebSocket(trio.SocketStream(trio.socket.from_stdlib_socket(ours)), ours, b"", 65536, 64, nursery)
+        real_feed = ws._reader.feed
+        ws._reader.feed = lambda data: (parsed.append(len(data)), real_feed(data))[1]
+        ws.close(1008, "flooding", unheard=True)
+
+        async def flooder() -> None:
+            nonlocal got
+            for _ in range(20):
+                await theirs.send(flood)
+                await trio.sleep(0.01)
+            while chunk := await theirs.recv(65536):
+                got += chunk
+            theirs.close()
+
+        nursery.start_soon(flooder)
+        await ws.aclose()
+    assert not parsed
+    assert got.startswith(b"\x88") and b"flooding" in got  # the close frame, then the end
+
+
 # ------------------------------------------------------------------ one encoding for many connections
 
 
