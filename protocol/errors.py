@@ -28,7 +28,8 @@ ERROR_CODES: dict[str, str] = {
     "bad_token": "The resume token does not match that table.",
     "rate_limited": "Too many messages or bytes (of this connection, or of all its address's connections together), "
     "or too many tables created; slow down. The message was dropped; the error carries its `re` when it had an id. "
-    "Closes after repeated offences in a row; the address may then open no connection for 10 s (HTTP 429).",
+    "Closes once its refusals outnumber the messages accepted since by 20 (each refusal a strike, each message "
+    "accepted takes one away); the address may then open no connection for 10 s (HTTP 429).",
     "forbidden": "An admin request without the right admin token, or a create that needs one.",
     "illegal_action": "The game's rules refused a well-formed command; reason gives the game's own code.",
     "internal": "The server failed while handling the message.",
