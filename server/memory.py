@@ -63,7 +63,7 @@ class Trimmer:
     """Follows how many connections the server holds. When they fell to half of their high mark, and by ``CROWD``
     at least, it starts a new mark and gives memory back at the ``tick``s 1, 3, 7, 15, 31 and 63 s later: what a
     connection held is freed seconds after its socket closed (its tasks, cancel scopes and timers go last; measured,
-    3.5 s after the last of 5,000 closed, and some later still), and a trim that finds nothing free costs 0.1-0.4
+    3.5 s after the last of 5,000 closed, and some later still), and a trim that finds little free costs 0.1-3
     ms. A drop while those are under way starts them again."""
 
     def __init__(self, trim: Callable[[], object] | None = None) -> None:
@@ -89,7 +89,7 @@ class Trimmer:
         self._interval *= 2
         self._due_in = self._interval if self._interval <= LAST_TRIM_TICKS else None
         began = time.perf_counter()
-        gc.collect()  # the young generations only (server/collector.py freezes the rest): a crowd's last cycles
+        gc.collect()  # what is not frozen (server/collector.py freezes the rest): a crowd's last cycles
         self._trim()
         logs.get().info("memory_given_back", connections=self._high, gone=self._gone,
                         ms=round((time.perf_counter() - began) * 1000, 1))
