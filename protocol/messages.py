@@ -10,6 +10,7 @@ tests hold every frame to the same catalogue with ``check_server``.
 from __future__ import annotations
 
 from dataclasses import asdict, fields
+from functools import lru_cache
 from typing import Literal, NotRequired, TypedDict
 from protocol.codec import Limits
 from protocol.errors import ProtocolError
@@ -245,8 +246,14 @@ def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[s
     """``display``: each game the server runs, by name, with what a client shows of it (its title, its currency)."""
     return reply(
         "welcome", re, version=PROTOCOL_VERSION, versions=list(VERSIONS_SPOKEN), server_time=server_time,
-        limits=asdict(limits), games=sorted(display), display=display
+        limits=dict(_limits_map(limits)), games=sorted(display), display=display
     )
+
+
+@lru_cache(maxsize=8)
+def _limits_map(limits: Limits) -> Map:
+    """``limits`` as the map ``welcome`` sends, made once per value (``asdict`` is most of a ``welcome``'s cost)."""
+    return asdict(limits)
 
 
 def pong(*, re: int | None, server_time: int, **round_trip: int) -> Message:
