@@ -183,6 +183,7 @@ class Server:
         else:
             self._http_per_ip[ip] += 1
             self._unasked[ip] += 1
+            self.turns.debit(ip)  # its handshake, or its requests' sending, and its close: outside the turns
             return True
         self._refused(ip, why)
         try:
@@ -218,6 +219,7 @@ class Server:
                     await http.respond(request, Response(429, f"{TOO_MANY_REQUESTS}\n".encode(), headers=RETRY),
                                        close=True)
                     return
+                self.turns.debit(ip)
                 if not await http.respond(request, await self.web.respond(request, http.gate)):
                     return
         except OSError as exc:

@@ -46,8 +46,11 @@ import trio
 QUANTUM = 4  # messages a connection handles in one turn
 SHARED_S = 1.0  # after a message from another address, turns are taken for this long
 ROUND_S = 0.002  # at most this long a round of turns, run back to back, before the rest of the server runs
+AT_ONCE_S = 0.002  # a turn runs at once (the server not busy) only while the thread took less CPU time than this ...
+AT_ONCE_WINDOW_S = 0.005  # ... in the short window under way, this long: a burst's others wait for rounds
 BUSY_WINDOW_S = 0.1  # over which the thread's CPU time says whether the server is busy
 BUSY_SHARE = 0.5  # of a window's time: busy
+EVENT_MAX_S = 0.005  # what one piece of work outside the turns (a connection, an HTTP request) is charged at most
 WINDOW_S = 0.0005  # a round's turns start within this much server time (CPU) of its first: fair to that grain
 _FORGET_AT = 1024  # finish times kept before those already past (no advantage, no debt) are forgotten
 
@@ -70,7 +73,8 @@ class Turns:
         self._cpu_time = cpu_time  # what a turn is charged by: the CPU time it took, not a wait the system made
         self._running = False  # a task is running the turns
         self._virtual = 0.0  # the start of the turn under way, in the addresses' server time
-        self._finish: dict[str, float] = {}  # address -> when its last turn ended, in that time
+        # address -> when its last turn ended, in that time and in trio's; and what it owes since (``debit``)
+        self._finish: dict[str, tuple[float, float, float]] = {}
         self._queues: dict[str, deque[_Turn]] = {}  # the turns waiting, by address
         self._heap: list[tuple[float, int, str]] = []  # (start, order, address): one live entry a waiting address
         self._live: dict[str, int] = {}  # address -> the order of its live heap entry
@@ -78,8 +82,13 @@ class Turns:
         self._last_address = ""  # the address of the last read (``alone``)
         self._shared_until = 0.0  # until when turns are taken: another address read less than SHARED_S ago
         self._busy = False  # the thread took BUSY_SHARE of the time or more in the last window
+        self._at_once_until = -math.inf  # the end of the short window (``AT_ONCE_WINDOW_S``) under way
+        self._at_once_cpu = 0.0  # the thread's CPU clock when it began
         self._window_began = -math.inf
         self._window_cpu = 0.0  # the thread's CPU clock when the window under way began
+        self._window_turns = 0.0  # the CPU time the turns took in the window under way
+        self._window_events = 0  # the pieces of work outside the turns given out in it (``debit``)
+        self._event_cost = 0.0  # what each cost in the last window: the thread's time outside the turns, over them
 
     def alone(self, address: str) -> bool:
         """Whether ``address`` is the only one reading lately (no turn is needed); called for every read."""
@@ -88,6 +97,13 @@ class Turns:
             self._last_address, self._shared_until = address, now + SHARED_S
         return now >= self._shared_until and not self._running
 
+    def debit(self, address: str) -> None:
+        """``address`` is given work the server does outside its turns (a connection accepted, an HTTP request
+        answered): charged to it at what each such piece cost lately, so that its next turns wait for it."""
+        self._window_events += 1
+        finish, ended, owed = self._finish.get(address, (0.0, trio.current_time(), 0.0))
+        self._finish[address] = (finish, ended, owed + self._event_cost)
+
     @property
     def waiting(self) -> int:
         return sum(len(q) for q in self._queues.values())
@@ -95,8 +111,7 @@ class Turns:
     async def turn(self, address: str, handle: Callable[[], T]) -> T:
         """``handle()`` in a turn of ``address``: its result, or its exception raised here."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        if not self._running and not self._busy:  # every reader is served soon: nothing to share, no round
-            began = self._cpu_time()
+        if not self._running and not self._busy and self._at_once(began := self._cpu_time()):  # no round needed
             try:
                 return handle()
             finally:
@@ -121,6 +136,17 @@ class Turns:
             if mine.result is not None:
                 self._hand_over()
                 return _unwrap(mine.result)
+
+    def _at_once(self, cpu: float) -> bool:
+        """Whether a turn may run at once, the server not busy (every reader is served soon: nothing to share): unless
+        the thread took ``AT_ONCE_S`` of CPU time in the last ``AT_ONCE_WINDOW_S``, inside the turns or outside them.
+        A crowd's requests come in waves, and the readers woken together would all run in one pass of trio's
+        scheduler, each its turn and what it does around it (receiving, answering): a table's message waited for
+        the whole pass."""
+        now = trio.current_time()
+        if now >= self._at_once_until:
+            self._at_once_until, self._at_once_cpu = now + AT_ONCE_WINDOW_S, cpu
+        return cpu - self._at_once_cpu < AT_ONCE_S
 
     def _round(self, mine: _Turn) -> None:
         """One round of turns, in fair order: at most one an address (an address's next turn waits for the next
@@ -159,8 +185,22 @@ class Turns:
         queue = self._queues.get(turn.address)
         if queue is None:
             queue = self._queues[turn.address] = deque()
-            self._push(turn.address, max(self._virtual, self._finish.get(turn.address, 0.0)))
+            self._push(turn.address, self._start(turn.address))
         queue.append(turn)
+
+    def _start(self, address: str) -> float:
+        """Where the turn of an address that had none waiting starts: at its last turn's finish, less what it would
+        have been served since in an equal share of the server's time (the time since that turn ended, over the
+        addresses waiting and itself), and at the virtual time at the earliest. The server's time is what the
+        turns use and all it does outside them (accepting, handshakes, sending, closing), which is charged to no
+        address: a flood of handshakes uses seven parts of it outside the turns to one inside. Without the
+        forgiving, an address that asks now and then waited behind the flood's backlog whenever its own turns cost
+        more than the flood's (a bid broadcast to a table's seats costs five times a handshake's parsing)."""
+        now = trio.current_time()
+        finish, ended, owed = self._finish.get(address, (0.0, now, 0.0))
+        self._finish[address] = (finish + owed, ended, 0.0)  # owed no more: in the start
+        forgiven = (now - ended) / (len(self._queues) + 1)
+        return max(self._virtual, finish + owed - forgiven)
 
     def _dequeue(self, turn: _Turn) -> None:
         queue = self._queues[turn.address]
@@ -191,17 +231,22 @@ class Turns:
 
     def _charge(self, address: str, began: float, ended: float) -> None:
         """``address``'s turn is over: it ran from ``began`` to ``ended`` on the thread's CPU clock."""
-        now = trio.current_time()
+        now, cost = trio.current_time(), max(ended - began, 0.0)
+        self._window_turns += cost
         if now - self._window_began >= BUSY_WINDOW_S:  # the thread's share of the last window: busy or not
-            self._busy = ended - self._window_cpu >= BUSY_SHARE * (now - self._window_began)
-            self._window_began, self._window_cpu = now, ended
+            used = ended - self._window_cpu
+            self._busy = used >= BUSY_SHARE * (now - self._window_began)
+            if self._window_events:
+                self._event_cost = min(max(used - self._window_turns, 0.0) / self._window_events, EVENT_MAX_S)
+            self._window_began, self._window_cpu, self._window_turns, self._window_events = now, ended, 0.0, 0
         elif ended - self._window_cpu >= BUSY_SHARE * BUSY_WINDOW_S:  # busy already, before the window's end
             self._busy = True
-        finish = self._finish[address] = self._virtual + max(ended - began, 0.0)
+        finish = self._virtual + cost + self._finish.get(address, (0.0, now, 0.0))[2]
+        self._finish[address] = (finish, now, 0.0)
         if address in self._queues:
             self._push(address, finish)
         if len(self._finish) > _FORGET_AT:
-            for past in [a for a, f in self._finish.items() if f <= self._virtual]:
+            for past in [a for a, (f, _, owed) in self._finish.items() if f + owed <= self._virtual]:
                 del self._finish[past]
 
     def _push(self, address: str, start: float) -> None:

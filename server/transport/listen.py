@@ -5,14 +5,17 @@ that the WebSocket layer can write to it at once, without a task switch (``serve
 
 ``admit`` is asked about every connection as it is accepted, before any task is started for it: a refused one
 (its refusal already written by ``admit``) is closed there and costs the server no more. At most ``ACCEPT_BATCH``
-are accepted in one go, so that a thousand connecting at once start their tasks over several of trio's scheduler
-passes, not all in one pass that every other task would wait out.
+are accepted in one go, and for at most ``ACCEPT_S`` of the thread's CPU time, so that a thousand connecting at once
+start their tasks over several of trio's scheduler passes, not all in one pass that every other task would wait
+out (a connection accepted and refused costs about 100 us, most of it the kernel's: on loopback, the refusal's
+write and the close are the client's side's work too, done in the server's system calls).
 """
 
 from __future__ import annotations
 
 import errno
 import socket
+import time
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -21,6 +24,7 @@ from server import logs
 
 BACKLOG = 1024
 ACCEPT_BATCH = 32  # connections accepted before the listener lets the others run
+ACCEPT_S = 0.001  # or the thread's CPU time accepting may take first
 # the process or the system is out of descriptors or memory: wait, and accept again
 _CAPACITY_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 Handler = Callable[[trio.SocketStream, socket.socket, str, str], Awaitable[None]]
@@ -45,7 +49,10 @@ async def serve_tcp(handler: Handler, host: str, port: int, *, reuse_port: bool 
             task_status.started(listener.getsockname()[1])
             while True:
                 await trio.lowlevel.wait_readable(listener)
+                until = time.thread_time() + ACCEPT_S
                 for _ in range(ACCEPT_BATCH):  # those waiting, up to a batch, then wait again
+                    if time.thread_time() >= until:
+                        break
                     try:
                         sock, address = listener.accept()
                     except BlockingIOError:

@@ -102,8 +102,9 @@ async def test_the_server_busy_outside_the_turns_takes_them_in_rounds_too(monkey
     monkeypatch.setattr(trio.lowlevel, "cancel_shielded_checkpoint", counted)
     assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == []  # the first window begins
     costs.now += 1.0  # the thread's time, spent outside any turn (accepting, handshakes, sending)
-    assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == []  # found busy as it ends
-    assert await turns.turn("b", lambda: "cheap") == "cheap" and passes == [1]  # a round, now
+    # over the short window's CPU time (AT_ONCE_S), and found busy as it ends: a round, then rounds
+    assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == [1]
+    assert await turns.turn("b", lambda: "cheap") == "cheap" and passes == [1, 1]
 
 
 async def test_turns_are_run_one_at_a_time_in_one_task_each_asker_getting_its_own_result_or_exception():
@@ -197,3 +198,18 @@ async def test_one_address_flooding_from_many_connections_gets_no_more_turns_tha
     # for one connection as for eight; the first few go to the crowd, whose hellos came first); by connection, a ninth
     window = log[:150]
     assert window.count("10.0.0.3") >= 50, window
+
+
+async def test_an_address_asking_now_and_then_goes_next_though_its_turns_cost_more_than_the_busy_ones():
+    (turns, costs), log = fair_turns(), []
+    async with trio.open_nursery() as nursery:
+        for address in ("a", "a", "b", "c"):
+            nursery.start_soon(take_turns, turns, costs, address, log, 0.0001)
+        while len(log) < 100:
+            await trio.sleep(0)
+        for _ in range(3):  # a table's bid: five times a busy turn's cost, then quiet for a while
+            await trio.sleep(0.05)
+            asked = len(log)
+            await turns.turn("table", lambda: (log.append("table"), setattr(costs, "now", costs.now + 0.0005)))
+            assert log.index("table", asked) <= asked + 4, log[asked:]  # the pass under way's turns at most
+        nursery.cancel_scope.cancel()
