@@ -29,6 +29,14 @@ slows itself. Only the reading of messages waits for turns; the tables, their ti
 
 Turns are taken only while more than one address is reading: ``alone`` is true when every message of the last
 ``SHARED_S`` came from the asking address, and then the reader handles what came at once, with nothing to share.
+
+What the server does for an address outside its turns is charged to it too (``debit``): a connection accepted and
+an HTTP request answered each add what such a piece of work cost in the last window (the thread's CPU time outside
+the turns over the pieces given out, at most ``EVENT_MAX_S``) to its next turn's start. Under a flood of handshakes
+the turns take a seventh of the server's time; charged only their own, the flooding addresses looked lighter than a
+table. An address's debt is forgiven as it would have been served in an equal share of the time since its last turn
+(``_start``), and a turn runs at once only while the thread took under ``AT_ONCE_S`` of the last ``AT_ONCE_WINDOW_S``
+(``_at_once``).
 """
 
 from __future__ import annotations
@@ -193,7 +201,7 @@ class Turns:
         have been served since in an equal share of the server's time (the time since that turn ended, over the
         addresses waiting and itself), and at the virtual time at the earliest. The server's time is what the
         turns use and all it does outside them (accepting, handshakes, sending, closing), which is charged to no
-        address: a flood of handshakes uses seven parts of it outside the turns to one inside. Without the
+        address: a flood of handshakes uses six parts of it outside the turns to one inside. Without the
         forgiving, an address that asks now and then waited behind the flood's backlog whenever its own turns cost
         more than the flood's (a bid broadcast to a table's seats costs five times a handshake's parsing)."""
         now = trio.current_time()

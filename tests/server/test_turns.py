@@ -207,9 +207,14 @@ async def test_an_address_asking_now_and_then_goes_next_though_its_turns_cost_mo
             nursery.start_soon(take_turns, turns, costs, address, log, 0.0001)
         while len(log) < 100:
             await trio.sleep(0)
-        for _ in range(3):  # a table's bid: five times a busy turn's cost, then quiet for a while
+
+        def bid() -> None:  # a table's bid: five times a busy turn's cost
+            log.append("table")
+            costs.now += 0.0005
+
+        for _ in range(3):  # each after a quiet while
             await trio.sleep(0.05)
             asked = len(log)
-            await turns.turn("table", lambda: (log.append("table"), setattr(costs, "now", costs.now + 0.0005)))
+            await turns.turn("table", bid)
             assert log.index("table", asked) <= asked + 4, log[asked:]  # the pass under way's turns at most
         nursery.cancel_scope.cancel()
