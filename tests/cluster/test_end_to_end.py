@@ -15,10 +15,11 @@ from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis, play_to_the_end
 
-GAMES = {  # seats, and options for a game of a few seconds at TIME_SCALE
-    "parsimonia": (2, {**SHORT, "game_ms": 240_000}),  # long enough to be killed in the middle
-    "gift-of-tulips": (3, {"choose_ms": 5000, "action_ms": 3000}),
-    "kupcy": (3, {"decide_ms": 3000, "bid_ms": 2000, "stow_ms": 1500}),
+GAMES = {  # seats, time scale, and options for a game of a few seconds
+    # 5 s, turns of 40 ms: still in the middle when killed on a busy machine, and no flood of turns timed out
+    "parsimonia": (2, TIME_SCALE / 8, {**SHORT, "game_ms": 240_000}),
+    "gift-of-tulips": (3, TIME_SCALE / 2, {"choose_ms": 5000, "action_ms": 3000}),
+    "kupcy": (3, TIME_SCALE / 2, {"decide_ms": 3000, "bid_ms": 2000, "stow_ms": 1500}),
 }
 
 
@@ -32,9 +33,9 @@ def _tables_seen(url: str, worker: int) -> int:
 async def _create_on(cluster: Cluster, worker: int, held: int, game: str, seed: int) -> str:
     """A table asked of ``worker`` while both hold ``held`` tables (a tie stays where it was asked); returned once
     the other worker's directory counts it, so that the next one asked of the other worker stays there too."""
-    seats, options = GAMES[game]
+    seats, time_scale, options = GAMES[game]
     created = await request_once(cluster.workers[worker], "create", game=game, seats=seats, seed=seed,
-                                 time_scale=TIME_SCALE / 2, options=options)
+                                 time_scale=time_scale, options=options)
     other = cluster.workers[3 - worker]
     with trio.fail_after(10):
         while await trio.to_thread.run_sync(_tables_seen, other, worker) < held + 1:
