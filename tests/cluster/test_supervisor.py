@@ -66,7 +66,7 @@ async def test_one_worker_serves_without_redis_as_before(tmp_path: Path) -> None
         assert created["table"] == "t1"  # no worker's prefix: today's server
         assert "workers (Redis" not in (tmp_path / "cluster.out").read_text()
     finally:
-        assert single.stop() == 0
+        assert single.stop() == 0, single.errors()[-3000:]
 
 
 def test_workers_without_redis_or_with_a_bad_address_are_refused_in_one_line(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_workers_without_redis_or_with_a_bad_address_are_refused_in_one_line(tmp
 
 def test_ctrl_c_stops_every_worker_in_silence(cluster: Cluster, redis: Redis) -> None:
     pids = [redis.entry(w)["pid"] for w in (1, 2)]  # type: ignore[index]
-    assert cluster.stop() == 0
+    assert cluster.stop() == 0, cluster.errors()[-3000:]
     assert "Traceback" not in cluster.errors()
     for pid in pids:
         try:
