@@ -36,7 +36,8 @@ the turns over the pieces given out, at most ``EVENT_MAX_S``) to its next turn's
 the turns take a seventh of the server's time; charged only their own, the flooding addresses looked lighter than a
 table. An address's debt is forgiven as it would have been served in an equal share of the time since its last turn
 (``_start``), and a turn runs at once only while the thread took under ``AT_ONCE_S`` of the last ``AT_ONCE_WINDOW_S``
-(``_at_once``).
+(``_at_once``). An address's first ``FREE_EVENTS`` pieces of such work, and ``FREE_EVENTS_PER_S`` more each second,
+are free: what an honest client asks (a page, its script, a WebSocket, a reconnect) never puts it behind a flood.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ AT_ONCE_WINDOW_S = 0.005  # ... in the short window under way, this long: a burs
 BUSY_WINDOW_S = 0.1  # over which the thread's CPU time says whether the server is busy
 BUSY_SHARE = 0.5  # of a window's time: busy
 EVENT_MAX_S = 0.005  # what one piece of work outside the turns (a connection, an HTTP request) is charged at most
+FREE_EVENTS = 8  # pieces of such work an address is given free at once (a browser's page and its WebSocket) ...
+FREE_EVENTS_PER_S = 2.0  # ... and again at this rate: an honest client never pays, a flood pays for the rest
 WINDOW_S = 0.0005  # a round's turns start within this much server time (CPU) of its first: fair to that grain
 _FORGET_AT = 1024  # finish times kept before those already past (no advantage, no debt) are forgotten
 
@@ -97,6 +100,7 @@ class Turns:
         self._window_turns = 0.0  # the CPU time the turns took in the window under way
         self._window_events = 0  # the pieces of work outside the turns given out in it (``debit``)
         self._event_cost = 0.0  # what each cost in the last window: the thread's time outside the turns, over them
+        self._free: dict[str, tuple[float, float]] = {}  # address -> its free pieces of work left, and when counted
 
     def alone(self, address: str) -> bool:
         """Whether ``address`` is the only one reading lately (no turn is needed); called for every read."""
@@ -107,9 +111,23 @@ class Turns:
 
     def debit(self, address: str) -> None:
         """``address`` is given work the server does outside its turns (a connection accepted, an HTTP request
-        answered): charged to it at what each such piece cost lately, so that its next turns wait for it."""
+        answered): charged to it at what each such piece cost lately, so that its next turns wait for it; free
+        while the address has some of its ``FREE_EVENTS`` left. The cost is the thread's time outside the turns over
+        the pieces of work in the window, so it also counts what is no address's (a table's broadcasts, a flood's
+        replies): a table's address connecting now and then during a flood of messages would be charged the
+        flood's sending (5 ms a connection, 85 ms of waiting behind 16 busy addresses) but for the free ones."""
         self._window_events += 1
-        finish, ended, owed = self._finish.get(address, (0.0, trio.current_time(), 0.0))
+        now = trio.current_time()
+        left, counted = self._free.get(address, (FREE_EVENTS, now))
+        left = min(FREE_EVENTS, left + (now - counted) * FREE_EVENTS_PER_S)
+        if left >= 1:
+            self._free[address] = (left - 1, now)
+            return
+        self._free[address] = (left, now)
+        if len(self._free) > _FORGET_AT:  # forget those whose free pieces are all back
+            for past in [a for a, (n, at) in self._free.items() if n + (now - at) * FREE_EVENTS_PER_S >= FREE_EVENTS]:
+                del self._free[past]
+        finish, ended, owed = self._finish.get(address, (0.0, now, 0.0))
         self._finish[address] = (finish, ended, owed + self._event_cost)
 
     @property
@@ -208,7 +226,8 @@ class Turns:
         finish, ended, owed = self._finish.get(address, (0.0, now, 0.0))
         self._finish[address] = (finish + owed, ended, 0.0)  # owed no more: in the start
         forgiven = (now - ended) / (len(self._queues) + 1)
-        return max(self._virtual, finish + owed - forgiven)
+        # owed from the virtual time at the earliest: an address whose last turn is long past still owes
+        return max(self._virtual, max(finish, self._virtual) + owed - forgiven)
 
     def _dequeue(self, turn: _Turn) -> None:
         queue = self._queues[turn.address]

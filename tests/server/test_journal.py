@@ -7,14 +7,15 @@ import os
 import stat
 import struct
 import threading
+import time
 import zlib
 
 import msgpack
 import pytest
 import trio
 
-from server.journal import (ENTRY, FRAME, MAX_RECORD, Journal, JournalCorrupt, Syncer, encode_entry, encode_record,
-                            read_journal, read_log, read_table)
+from server.journal import (ENTRY, FRAME, GIL_GIVEN_S, MAX_RECORD, Journal, JournalCorrupt, Syncer, Writer,
+                            encode_entry, encode_record, read_journal, read_log, read_table)
 
 RECORDS = [
     {"k": "table", "id": "t1", "game": "parsimonia", "seats": 3, "seed": 2**63 - 1, "time_scale": 12.5,
@@ -314,6 +315,56 @@ async def test_policy_decides_whether_a_round_syncs(tmp_path, monkeypatch, polic
     # written before acknowledged, either way (a slow round may take the next record too)
     assert len(durable) == 5 and all(on_disk >= n + 1 for n, on_disk in enumerate(durable))
     assert (len(calls) == syncer.rounds) if syncs else calls == []
+
+
+@pytest.mark.parametrize(("policy", "in_the_loop"), [("fsync", False), ("write", True)])
+async def test_the_write_policy_writes_from_the_loops_thread_and_fsync_hands_the_round_to_the_writer(
+        tmp_path, policy, in_the_loop):
+    syncer, journal = log_of(tmp_path, policy)
+    threads: list[bool] = []
+    real_write = syncer._write
+
+    def write(data: bytes, tables: list[str]) -> None:
+        threads.append(threading.current_thread() is threading.main_thread())
+        real_write(data, tables)
+
+    syncer._write = write  # type: ignore[method-assign]
+
+    async def work() -> None:
+        journal.append({"k": "tick", "at": 1})
+
+    await run_journal(syncer, journal, work)
+    assert threads == [in_the_loop]
+    assert len(read_table(syncer.path, "t1")) == 1
+
+
+async def test_a_hand_off_not_back_soon_has_the_loops_thread_let_go_of_the_gil_until_it_is(monkeypatch):
+    """Under load the loop's thread makes a system call every few microseconds, taking the GIL back each time
+    before the writer thread wakes to take it: a round's hand-off waited 0.1-0.9 s when a crowd of connections
+    left (measured). While a hand-off is out, the loop lets go of the GIL for a moment each time it has waited."""
+    writer, given = Writer(), []
+    inside, release = threading.Event(), threading.Event()
+    real_sleep = time.sleep
+
+    def held() -> str:  # the writer thread busy, as with a slow sync
+        inside.set()
+        release.wait(10)
+        return "written"
+
+    def sleep(seconds: float) -> None:
+        if seconds == GIL_GIVEN_S and inside.is_set():
+            given.append(seconds)
+            if len(given) == 3:
+                release.set()
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    writer.start()
+    try:
+        assert await writer.run(held) == "written"
+    finally:
+        writer.stop()
+    assert len(given) >= 3  # it kept letting go until the hand-off came back
 
 
 def test_an_unknown_policy_is_refused(tmp_path):

@@ -7,7 +7,7 @@ import contextlib
 
 import trio
 
-from server.turns import Turns
+from server.turns import BUSY_WINDOW_S, FREE_EVENTS, Turns
 from tests.server.conftest import connect
 
 
@@ -105,6 +105,24 @@ async def test_the_server_busy_outside_the_turns_takes_them_in_rounds_too(monkey
     # over the short window's CPU time (AT_ONCE_S), and found busy as it ends: a round, then rounds
     assert await turns.turn("a", lambda: "cheap") == "cheap" and passes == [1]
     assert await turns.turn("b", lambda: "cheap") == "cheap" and passes == [1, 1]
+
+
+async def test_work_outside_the_turns_is_charged_to_a_flooding_address_and_free_for_one_connecting_now_and_then():
+    (turns, costs), log = fair_turns(), []
+    await turns.turn("x", lambda: None)  # the first window begins
+    for _ in range(40):  # a flood's handshakes: 2 ms each of the thread's time, outside any turn
+        turns.debit("flood")
+        costs.now += 0.002
+    await trio.sleep(BUSY_WINDOW_S)
+    await turns.turn("x", lambda: None)  # the window ends: the server was busy, a piece of work cost 2 ms
+    for _ in range(200):
+        turns.debit("flood")  # its free pieces used up: 400 ms owed, less its share of the time since
+    for _ in range(FREE_EVENTS):
+        turns.debit("table")  # a table's seats connecting: free
+    async with trio.open_nursery() as nursery:  # both ask in the same pass: the first to run takes them in order
+        nursery.start_soon(turns.turn, "flood", lambda: log.append("flood"))
+        nursery.start_soon(turns.turn, "table", lambda: log.append("table"))
+    assert log == ["table", "flood"]  # owing nothing, the table goes first; and the flood's turn is not lost
 
 
 async def test_turns_are_run_one_at_a_time_in_one_task_each_asker_getting_its_own_result_or_exception():
