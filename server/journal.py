@@ -298,12 +298,12 @@ class Syncer:
         data = b"".join([*self._ends, *(entry for j, frames, _ in written for entry in j._entries(frames))])
         self._ends = []
         if data:
-            started = time.perf_counter()
+            started, tables = time.perf_counter(), [j.table_id for j, _, _ in written]
             try:
                 if self.policy == "write":  # a write to the page cache: tens of microseconds, done here
-                    self._write(data, [j.table_id for j, _, _ in written])
+                    self._write(data, tables)
                 else:
-                    await self._writer.run(self._write, data, [j.table_id for j, _, _ in written])
+                    await self._writer.run(self._write, data, tables)
             except OSError as exc:
                 self._fail(exc)
                 return

@@ -52,6 +52,8 @@ from typing import Any, TypeVar
 
 import trio
 
+from server.limits import AddressBuckets
+
 QUANTUM = 4  # messages a connection handles in one turn
 SHARED_S = 1.0  # after a message from another address, turns are taken for this long
 ROUND_S = 0.002  # at most this long a round of turns, run back to back, before the rest of the server runs
@@ -100,7 +102,7 @@ class Turns:
         self._window_turns = 0.0  # the CPU time the turns took in the window under way
         self._window_events = 0  # the pieces of work outside the turns given out in it (``debit``)
         self._event_cost = 0.0  # what each cost in the last window: the thread's time outside the turns, over them
-        self._free: dict[str, tuple[float, float]] = {}  # address -> its free pieces of work left, and when counted
+        self._free = AddressBuckets(FREE_EVENTS_PER_S, FREE_EVENTS / FREE_EVENTS_PER_S)  # the free pieces of work
 
     def alone(self, address: str) -> bool:
         """Whether ``address`` is the only one reading lately (no turn is needed); called for every read."""
@@ -118,15 +120,8 @@ class Turns:
         flood's sending (5 ms a connection, 85 ms of waiting behind 16 busy addresses) but for the free ones."""
         self._window_events += 1
         now = trio.current_time()
-        left, counted = self._free.get(address, (FREE_EVENTS, now))
-        left = min(FREE_EVENTS, left + (now - counted) * FREE_EVENTS_PER_S)
-        if left >= 1:
-            self._free[address] = (left - 1, now)
+        if self._free.take(address, 1, now):
             return
-        self._free[address] = (left, now)
-        if len(self._free) > _FORGET_AT:  # forget those whose free pieces are all back
-            for past in [a for a, (n, at) in self._free.items() if n + (now - at) * FREE_EVENTS_PER_S >= FREE_EVENTS]:
-                del self._free[past]
         finish, ended, owed = self._finish.get(address, (0.0, now, 0.0))
         self._finish[address] = (finish, ended, owed + self._event_cost)
 
