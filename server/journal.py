@@ -182,17 +182,20 @@ class Writer:
             self._queue.put(None)
             self._token = None
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in the thread; like ``trio.to_thread.run_sync``, a cancel waits for it to return."""
+    async def run(self, fn: Callable[..., Any], *args: Any, takes_s: float = 0.0) -> Any:
+        """``fn(*args)`` in the thread; like ``trio.to_thread.run_sync``, a cancel waits for it to return.
+        ``takes_s``: how long ``fn`` is known to take (a sleep), before which the loop gives the GIL nothing."""
         if self._token is None:
             raise RuntimeError("the log's writer is not running")
         box: list[Any] = []
         done = trio.Event()
         self._queue.put((fn, args, box, done))
         with trio.CancelScope(shield=True):
+            patience = takes_s + HANDOFF_WAIT_S
             while True:
-                with trio.move_on_after(HANDOFF_WAIT_S):
+                with trio.move_on_after(patience):
                     await done.wait()
+                patience = HANDOFF_WAIT_S
                 if done.is_set():
                     break
                 time.sleep(GIL_GIVEN_S)  # not back yet: the thread may be waiting for the GIL (see the class)
@@ -275,7 +278,7 @@ class Syncer:
                 await self._wake.wait()
                 wait = self._round_began + self.round_ms / 1000 - time.monotonic()
                 if wait > 0:  # in the writer thread: real time, even when trio's clock is a test's, standing still
-                    await self._writer.run(time.sleep, wait)  # what comes meanwhile shares the round
+                    await self._writer.run(time.sleep, wait, takes_s=wait)  # what comes meanwhile shares the round
                 self._wake = trio.Event()
                 self._round_began = time.monotonic()
                 await self._round()

@@ -367,6 +367,31 @@ async def test_a_hand_off_not_back_soon_has_the_loops_thread_let_go_of_the_gil_u
     assert len(given) >= 3  # it kept letting go until the hand-off came back
 
 
+async def test_a_hand_off_known_to_take_a_while_has_the_loop_give_up_the_gil_only_once_that_is_over(monkeypatch):
+    """The log's rounds are spaced by a sleep in the writer thread: the loop need not let go of the GIL while it
+    lasts (under the storm that was half the moments given up)."""
+    writer, given, loop = Writer(), [], threading.get_ident()
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        if seconds == GIL_GIVEN_S and threading.get_ident() == loop:
+            given.append(time.monotonic())
+        real_sleep(seconds)
+
+    def held(seconds: float) -> str:  # the spacing sleep, then a slow sync
+        real_sleep(seconds + 0.02)
+        return "written"
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    writer.start()
+    try:
+        began = time.monotonic()
+        assert await writer.run(held, 0.05, takes_s=0.05) == "written"
+    finally:
+        writer.stop()
+    assert given and min(given) >= began + 0.05  # nothing given while the known part lasted, then as before
+
+
 def test_an_unknown_policy_is_refused(tmp_path):
     for policy in ("off", "syncfs", "sometimes"):
         with pytest.raises(ValueError, match="fsync or write"):
