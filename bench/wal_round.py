@@ -52,7 +52,7 @@ class ToThread(Writer):
     def stop(self) -> None:
         pass
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    async def run(self, fn: Any, *args: Any, takes_s: float = 0.0) -> Any:  # takes_s: the Writer's hint, unused
         return await trio.to_thread.run_sync(fn, *args)
 
 

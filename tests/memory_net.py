@@ -173,7 +173,7 @@ async def _in_this_thread(fn: Callable[..., Any], *args: Any, **_options: Any) -
     return fn(*args)
 
 
-async def _in_the_writer(_writer: journal.Writer, fn: Callable[..., Any], *args: Any) -> Any:
+async def _in_the_writer(_writer: journal.Writer, fn: Callable[..., Any], *args: Any, **_options: Any) -> Any:
     await trio.lowlevel.checkpoint()
     return None if fn is time.sleep else fn(*args)
 
