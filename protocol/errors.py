@@ -35,6 +35,8 @@ ERROR_CODES: dict[str, str] = {
     "internal": "The server failed while handling the message.",
     "moved": "The table is held by another worker of this cluster; url gives its address: connect there and send "
     "the request again.",
+    "unavailable": "The table's worker is restarting or not answering, or this worker has not yet read the cluster's "
+    "directory; send the same request again after a short wait, backing off (the SDKs retry it).",
 }
 
 FATAL_CODES: frozenset[str] = frozenset({"malformed", "too_large", "too_deep", "version_unsupported", "hello_required"})
