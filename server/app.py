@@ -91,6 +91,7 @@ class ServerConfig:
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
     web_root: str = DEFAULT_ROOT  # static files for GET / (a placeholder page while it does not exist)
     cluster: ClusterNode | None = field(default=None, repr=False)  # None: a server on its own, as before
+    ratings_file: str | None = None  # answers `ratings` and rates casual tables (default DATA/ratings.sqlite)
 
 
 class Server:

@@ -281,6 +281,17 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--seed", type=int, help="override the roster's seed (default: the roster's)")
     tour.add_argument("--json", action="store_true", help="print the final standings and rounds as JSON")
 
+    from server.cli_ratings import cmd_ratings
+
+    ratings = command("ratings", "the ladder: every registered entrant's rating, per game (docs/ratings.md)",
+                      cmd_ratings)
+    ratings.add_argument("--data", default=tour.get_default("data"), help="the data directory of the tournaments "
+                         "or the server whose ratings to show (the same as theirs)")
+    ratings.add_argument("--game", choices=sorted(GAMES), help="only this game's ratings (default: every game's)")
+    ratings.add_argument("--json", action="store_true", help="print the ladder as a JSON array")
+    ratings.add_argument("--issue", metavar="NAME", help="the organiser's: issue NAME a new key, for its casual "
+                         "rated tables (join's entrant field), and print it")
+
     watch = command("watch", "follow a table as a spectator, one line per event", cmd_watch)
     watch.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     watch.add_argument("--table", required=True, help="the table's id (see parsimonia tables)")
