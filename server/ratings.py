@@ -181,6 +181,12 @@ class RatingStore:
         """Each rated entrant's ordinal in ``game``, by case-folded name (for seating by rating)."""
         return {r.entrant.casefold(): r.ordinal for r in self.ladder(game)}
 
+    def registered(self, name: str) -> bool:
+        """Whether ``name`` is a registered entrant's: issued a key, or rated (a roster's entrant)."""
+        folded = name.casefold()
+        return (self.db.execute("SELECT 1 FROM entrant_key WHERE entrant = ?", (folded,)).fetchone() is not None
+                or self.db.execute("SELECT 1 FROM rating WHERE entrant = ?", (folded,)).fetchone() is not None)
+
     def issue_key(self, name: str) -> str:
         """A new key that proves ``name`` (its earlier key, if any, no longer does); only its hash is kept."""
         if not name or name != name.strip() or len(name) > MAX_NAME:
