@@ -241,3 +241,15 @@ def rate_table(data_dir: str, snap: Snapshot, table: TableRecord, result: Mappin
     except (RatingsError, sqlite3.Error) as exc:
         out(f"table {table.server_table}: not rated: {exc}")
         return False
+
+
+def seating_ratings(data_dir: str, snap: Snapshot) -> dict[str, float] | None:
+    """The ordinals a tournament seated by rating (roster ``seating = "rating"``) seats its next round by, from
+    ``DATA/ratings.sqlite`` (none yet: everyone a newcomer); None for a tournament seated by its standings."""
+    if snap.roster.seating != "rating":
+        return None
+    path = Path(data_dir) / RATINGS_FILE
+    if not path.is_file():
+        return {}
+    with RatingStore(path, create=False) as store:
+        return store.ordinals(snap.roster.game)

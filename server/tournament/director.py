@@ -29,7 +29,7 @@ from protocol.values import Result
 from server import faults, logs
 from server.app import Server, ServerConfig
 from server.dirlock import DirLock
-from server.ratings import RATINGS_FILE, rate_table
+from server.ratings import RATINGS_FILE, rate_table, seating_ratings
 from server.tournament.bots import run_bot_process
 from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.guide import entrant_key, guides, page_link, topic
@@ -99,7 +99,7 @@ class Director:
                 if snap.rounds_left == 0:
                     self.store.set_state("finished")
                     return self.store.load()
-                tables = snap.next_tables()
+                tables = snap.next_tables(seating_ratings(self.cfg.data_dir, snap))
                 secret = self.store.secret() if snap.seeded else None
                 self.store.start_round(snap.current_round + 1, tables,
                                        snap.table_seeds(snap.current_round + 1, len(tables), secret))

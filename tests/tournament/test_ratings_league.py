@@ -14,7 +14,7 @@ from server import logs
 from server.ratings import RATINGS_FILE, RatingStore
 from server.tournament.director import DirectorConfig, run_tournament
 from server.tournament.events import put_aside_finished
-from server.tournament.roster import load_roster
+from server.tournament.roster import RosterError, load_roster, parse_roster
 from server.tournament.store import Store, StoreError
 from tests.tournament.test_director import games_by_name, write_roster
 
@@ -71,3 +71,32 @@ def test_a_tournament_still_being_played_is_not_set_aside(tmp_path):
     assert put_aside_finished(tmp_path, load_roster(renamed)) is None
     assert put_aside_finished(tmp_path, load_roster(other)) == tmp_path / "past" / "1-test_league"
     assert not (tmp_path / "tournament.sqlite").exists()
+
+
+def test_seating_by_rating_is_a_roster_option_kept_with_the_tournament(tmp_path):
+    path = write_roster(tmp_path / "league.toml", entrants=4, rounds=2, table_size=2)
+    assert load_roster(path).seating == "standings" and "seating" not in load_roster(path).to_dict()
+    path.write_text('seating = "rating"\n' + path.read_text())
+    roster = load_roster(path)
+    assert roster.seating == "rating" and parse_roster(roster.to_dict()) == roster
+    path.write_text(path.read_text().replace('"rating"', '"elo"'))
+    with pytest.raises(RosterError, match=r"league.toml:1: seating: must be one of 'standings', 'rating'"):
+        load_roster(path)
+
+
+def test_a_tournament_seated_by_rating_seats_its_rounds_best_rated_first(tmp_path):
+    path = write_roster(tmp_path / "league.toml", entrants=12, rounds=2, table_size=4)
+    path.write_text('seating = "rating"\n' + path.read_text())
+    names = [e.name for e in load_roster(path).entrants]
+    ordinals = {name.casefold(): float(i) for i, name in enumerate(names)}  # the last entrant rated best
+    del ordinals[names[5].casefold()]  # unrated: a newcomer's 0, with the entrant rated 0
+    with Store(tmp_path / "tournament.sqlite") as store:
+        snap = store.begin(load_roster(path), 3)
+        tables = snap.next_tables(ordinals)
+        seated = [{snap.entrant(e).name for e in table} for table in tables]
+        assert seated[0] == set(names[8:]) and seated[1] == set(names[4:8]) - {names[5]} | {names[3]}
+        assert seated[2] == set(names[:3]) | {names[5]}
+    plain = write_roster(tmp_path / "plain.toml", entrants=12, rounds=2, table_size=4)
+    with Store(tmp_path / "plain" / "tournament.sqlite") as store:
+        snap = store.begin(load_roster(plain), 3)
+        assert snap.next_tables(ordinals) == snap.next_tables(None) != tables  # by standings: ratings not read
