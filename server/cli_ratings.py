@@ -49,3 +49,26 @@ def render(ladder: list[Rating]) -> str:
     numeric = {2, 3, 4, 5}
     return "\n".join("  ".join(cell.rjust(w) if i in numeric else cell.ljust(w)
                                for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows)
+
+
+def cmd_ladder(args: argparse.Namespace) -> int:
+    """``parsimonia ladder``: the roster's bots in rated events until stopped (``server.tournament.ladder``)."""
+    import logging
+
+    import trio
+
+    from server import logs
+    from server.tournament.director import DirectorConfig
+    from server.tournament.ladder import run_ladder
+    from server.tournament.roster import RosterError
+    from server.tournament.store import StoreError
+
+    logs.configure(level=logging.WARNING)
+    cfg = DirectorConfig(roster=args.roster, data_dir=args.data, host=args.host, port=args.port,
+                         time_scale=args.time_scale, live=False)
+    try:
+        trio.run(run_ladder, cfg, args.events, lambda line: print(line, flush=True))
+    except (RosterError, StoreError) as exc:
+        print(f"parsimonia ladder: {exc}", file=sys.stderr)
+        return 2
+    return 0
