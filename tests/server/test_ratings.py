@@ -154,3 +154,12 @@ def test_ratings_command_issues_a_key_that_proves_the_entrant(tmp_path, capsys):
     assert code == 0 and len(key) == 32
     with RatingStore(tmp_path / RATINGS_FILE) as store:
         assert store.entrant_of_key(key) == "greedy-1"
+
+
+def test_ratings_and_ladder_read_the_directory_a_tournament_writes_by_default():
+    from server.cli_args import build_parser
+
+    parser = build_parser()
+    tournament = parser.parse_args(["tournament", "--roster", "r.toml"]).data
+    assert parser.parse_args(["ratings"]).data == tournament
+    assert parser.parse_args(["ladder", "--roster", "r.toml"]).data == tournament
