@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from protocol import messages
@@ -58,8 +59,9 @@ class Rater:
         return f"table:{self.scope}:{table_id}"
 
     def created(self, table_id: str) -> None:
-        """The table ``table_id`` was created rated."""
-        with self.store.db:
+        """The table ``table_id`` was created rated. ``ProtocolError`` internal if that cannot be written: the
+        creator is refused, and the table, unannounced and empty, expires as any table nobody joins."""
+        with _unwritten("no rated table for you"), self.store.db:
             self.store.db.execute("INSERT OR IGNORE INTO rated_table (id) VALUES (?)", (self.game_id(table_id),))
 
     def is_rated(self, table_id: str) -> bool:
@@ -88,15 +90,18 @@ class Rater:
         return entrant
 
     def finished(self, match: Match) -> bool:
-        """Rate a rated table's game once it is over with winners; True if it moved ratings now."""
-        if match.result is None or not match.result.get("winners") or not self.is_rated(match.id):
+        """Rate a rated table's game once it is over with winners; True if it moved ratings now. A ratings file
+        that fails is logged: the table ends all the same, unrated."""
+        if match.result is None or not match.result.get("winners"):
             return False
-        game_id = self.game_id(match.id)
-        proven = {row[0] for row in self.store.db.execute(
-            "SELECT entrant FROM table_entrant WHERE table_id = ?", (game_id,))}
-        names = [seat.name if seat.name.casefold() in proven else None
-                 for seat in sorted(match.seats, key=lambda s: s.index)]
         try:
+            if not self.is_rated(match.id):
+                return False
+            game_id = self.game_id(match.id)
+            proven = {row[0] for row in self.store.db.execute(
+                "SELECT entrant FROM table_entrant WHERE table_id = ?", (game_id,))}
+            names = [seat.name if seat.name.casefold() in proven else None
+                     for seat in sorted(match.seats, key=lambda s: s.index)]
             rated = rate_result(self.store, game_id, match.game_name, names, match.result)
         except (RatingsError, sqlite3.Error) as exc:
             self.log.error("rating_failed", table=match.id, error=str(exc))
@@ -106,12 +111,12 @@ class Rater:
         return rated
 
 
-
 def ratings_reply(rater: Rater | None, msg: Mapping[str, Any], re: int | None) -> Message:
     """The ``ratings`` reply: the best ``MAX_LISTED_RATINGS`` rows of the ladder (of ``msg``'s game, if it names
     one), and how many there are; none from a server that keeps no ratings."""
     game = msg.get("game")
-    rows = [] if rater is None else rater.store.ladder(None if game is None else str(game))
+    with _unwritten("the ladder cannot be read now"):
+        rows = [] if rater is None else rater.store.ladder(None if game is None else str(game))
     listed: list[Value] = [cast(Map, r.to_dict()) for r in rows[: messages.MAX_LISTED_RATINGS]]
     return messages.reply("ratings", re, ratings=listed, total=len(rows))
 
@@ -131,6 +136,16 @@ def open_rater(ratings_file: str | None, data_dir: str | None) -> Rater | None:
         return None
 
 
+@contextmanager
+def _unwritten(what: str) -> Iterator[None]:
+    """The ratings file failed (disk full, locked too long): the request is refused, nothing else fails."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        logs.get(part="ratings").error("ratings_file_failed", error=str(exc))
+        raise ProtocolError("internal", f"the ratings file failed ({exc}): {what}") from None
+
+
 def may_rate(rater: Rater | None, msg: Mapping[str, Any]) -> Rater | None:
     """The rater a ``create`` asking for a rated table is noted by; None when it does not ask. ``ProtocolError``
     when it may not be rated: its creator chose its seed, or the server keeps no ratings."""
@@ -147,7 +162,8 @@ def may_rate(rater: Rater | None, msg: Mapping[str, Any]) -> Rater | None:
 def rated_name(rater: Rater | None, table_id: str, msg: Mapping[str, Any]) -> str:
     """The name a ``join`` plays under (``Rater.join``); a key given to a server that keeps no ratings is refused."""
     if rater is not None:
-        return rater.join(table_id, msg)
+        with _unwritten("the seat is not taken"):
+            return rater.join(table_id, msg)
     if "entrant_key" in msg:
         raise ProtocolError("bad_field", "entrant_key: this server keeps no ratings (it runs without a data "
                             "directory)")

@@ -76,3 +76,22 @@ async def test_a_server_without_a_data_directory_rates_nothing_and_says_so(start
         assert refused["type"] == "error" and refused["code"] == "bad_field"
         answer = await c0.request("ratings")
         assert (answer["type"], answer["ratings"], answer["total"]) == ("ratings", [], 0)
+
+
+async def test_a_ratings_file_that_fails_refuses_what_needs_it_and_nothing_else(tmp_path, start_server,
+                                                                               autojump_clock):
+    with RatingStore(tmp_path / RATINGS_FILE) as store:
+        ada = store.issue_key("Ada")
+    server = await start_server(data_dir=str(tmp_path), client=ClientLimits(rtt_ping_s=0))
+    async with connect(server, "c0") as c0, connect(server, "c1") as c1:
+        table = await create_table(c0, 2, options=SHORT, rated=True)
+        await join(c0, table, name="Ada", entrant_key=ada)
+        await join(c1, table, name="Cy")
+        assert server.rater is not None
+        server.rater.store.db.close()  # as a disk that fails: every use of the file raises sqlite3.Error
+        for request in ({"type": "ratings"}, {"type": "create", "game": "parsimonia", "seats": 2, "rated": True}):
+            answer = await c1.request(request.pop("type"), **request)
+            assert answer["type"] == "error" and answer["code"] == "internal", answer
+        results = await play_out(server, table, [c0, c1])  # the rated game ends all the same, unrated
+        assert results[0] == results[1] and server.lobby.tables[table].state == "over"
+        assert (await c1.request("ping"))["type"] == "pong"
