@@ -95,3 +95,27 @@ async def test_a_ratings_file_that_fails_refuses_what_needs_it_and_nothing_else(
         results = await play_out(server, table, [c0, c1])  # the rated game ends all the same, unrated
         assert results[0] == results[1] and server.lobby.tables[table].state == "over"
         assert (await c1.request("ping"))["type"] == "pong"
+
+
+async def test_a_rated_game_interrupted_by_a_crash_is_rated_once_it_ends_after_the_restart(
+        tmp_path, nursery, autojump_clock):
+    from tests.server.test_recovery import launch
+
+    with RatingStore(tmp_path / RATINGS_FILE) as store:
+        keys = [store.issue_key("Ada"), store.issue_key("Bea")]
+    server, crash = await launch(nursery, str(tmp_path), client=ClientLimits(rtt_ping_s=0))
+    async with connect(server, "c0") as c0, connect(server, "c1") as c1:
+        table = await create_table(c0, 2, options=SHORT, rated=True)
+        tokens = [(await join(c, table, name=f"p{i}", entrant_key=keys[i]))["token"] for i, c in enumerate((c0, c1))]
+    await crash()  # the game has begun: what makes it rated lives in the ratings file, not in memory
+    server, crash = await launch(nursery, str(tmp_path), client=ClientLimits(rtt_ping_s=0))
+    async with connect(server, "c0") as c0, connect(server, "c1") as c1:
+        for client, token in zip((c0, c1), tokens):
+            resumed = await client.request("resume", table=table, token=token, last_seq=0)
+            assert resumed["type"] == "resumed", resumed
+        await play_out(server, table, [c0, c1])
+        assert games(tmp_path / RATINGS_FILE) == {"Ada": 1, "Bea": 1}
+    await crash()
+    server, crash = await launch(nursery, str(tmp_path), client=ClientLimits(rtt_ping_s=0))
+    assert games(tmp_path / RATINGS_FILE) == {"Ada": 1, "Bea": 1}  # found over again after a restart: once
+    await crash()
