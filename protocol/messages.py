@@ -25,6 +25,7 @@ MAX_LISTED_TABLES = 1024
 MAX_ERROR_MESSAGE = 512
 HISTORY_PAGE = 256  # events in one `history` answer at most (and never more than HISTORY_PAGE_BYTES)
 HISTORY_PAGE_BYTES = 60_000  # under the smallest frame limit a client may have (SPEC.md: 64 KiB)
+MAX_LISTED_RATINGS = 256  # ladder rows in one `ratings` answer (about 120 bytes each: well under 64 KiB)
 
 REQUEST_ID = Int(0, 2**31 - 1)
 TABLE = Str(64, min_len=1)
@@ -81,9 +82,11 @@ CLIENT_MESSAGES: dict[str, Record] = {
     "tables": _request(),
     "create": _request(
         {"game": GAME, "seats": Int(1, MAX_SEATS)},
-        {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32), "admin": ADMIN_TOKEN},
+        {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32), "admin": ADMIN_TOKEN,
+         "rated": Bool()},
     ),
-    "join": _request({"table": TABLE, "name": Str(64, min_len=1)}, {"views": Bool(), "key": Str(64, min_len=16)}),
+    "join": _request({"table": TABLE, "name": Str(64, min_len=1)},
+                     {"views": Bool(), "key": Str(64, min_len=16), "entrant_key": Str(64, min_len=16)}),
     "watch": _request({"table": TABLE}, {"views": Bool()}),
     "leave": _request({"table": TABLE}),
     "resume": _request(
@@ -98,6 +101,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
         {"table": TABLE, "conn": Int(1, 2**62), "topic": TOPIC, "data": AnyMap(256)},
     ),
     "bulletin": _request({"topic": TOPIC}, {"follow": Bool()}),
+    "ratings": _request(optional={"game": GAME}),
 }
 
 
@@ -107,6 +111,16 @@ def _reply(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | 
 
 HISTORY_ENTRY = Record({"seq": Int(1, 2**62), "time": MILLIS, "event": AnyMap(256)})
 STATIC = AnyMap(64)  # a game's static part: what never changes during the game (protocol.views)
+
+RATING_ROW = Record({
+    "entrant": Str(64, min_len=1),
+    "game": GAME,
+    "mu": Float(-1e9, 1e9),
+    "sigma": Float(0, 1e9),
+    "ordinal": Float(-1e9, 1e9),
+    "games": Int(0, 2**62),
+    "last_played": Str(32, min_len=1),
+})
 
 TABLE_SUMMARY = Record(
     {
@@ -178,6 +192,7 @@ SERVER_REPLIES: dict[str, Record] = {
     "connections": _reply({"connections": List(CONNECTION_SUMMARY, 100_000)}),
     "bulletin": _reply({"topic": TOPIC, "version": Int(0, 2**62), "data": Nullable(AnyMap(256))}),
     "pong": _reply({"server_time": MILLIS}, {"rtt_ms": RTT, "rtt_last_ms": RTT}),
+    "ratings": _reply({"ratings": List(RATING_ROW, MAX_LISTED_RATINGS), "total": Int(0, 2**62)}),
 }
 
 SERVER_PUSHES: dict[str, Record] = {

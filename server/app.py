@@ -23,6 +23,7 @@ from server.connection import Connection, time_round_trips
 from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.memory import Trimmer, keep_memory_given_back
+from server.rated_tables import Rater, open_rater
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
 from server.transport.http import RECEIVE_BYTES, HttpConnection, Response, text, wants_websocket, websocket_refusal
@@ -91,6 +92,7 @@ class ServerConfig:
     sync: str = "fsync"  # journal durability: fsync or write (see server/journal.py)
     web_root: str = DEFAULT_ROOT  # static files for GET / (a placeholder page while it does not exist)
     cluster: ClusterNode | None = field(default=None, repr=False)  # None: a server on its own, as before
+    ratings_file: str | None = None  # answers `ratings` and rates casual tables (default DATA/ratings.sqlite)
 
 
 class Server:
@@ -117,6 +119,7 @@ class Server:
         self._websockets = 0  # from the start of their handshakes to the end of their close
         self._memory = Trimmer()  # given back once a crowd of connections has gone (server/memory.py)
         self.started = 0.0
+        self.rater: Rater | None = None
         self.log = logs.get()
 
     def is_admin(self, token: str | None) -> bool:
@@ -127,6 +130,7 @@ class Server:
         cfg = self.config
         # before anything else: a directory another server holds raises DataDirBusy, and stays untouched
         data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync)
+        self.rater = open_rater(cfg.ratings_file, cfg.data_dir)  # casual rated tables, `ratings` (rated_tables.py)
         prefix = "" if cfg.cluster is None else cfg.cluster.id_prefix
         try:
             async with trio.open_nursery() as nursery:
@@ -134,10 +138,12 @@ class Server:
                           "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix}
                 if data is None:
                     self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, **tables)
+                    self.lobby.on_finished = None if self.rater is None else self.rater.finished
                 else:
                     recovered = data.recover()
                     clock = ServerClock(data.start_ms(recovered))
                     self.lobby = Lobby(nursery, clock, cfg.max_tables, data, **tables)
+                    self.lobby.on_finished = None if self.rater is None else self.rater.finished
                     self.lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
@@ -158,6 +164,8 @@ class Server:
                 self.log.info("listening", host=cfg.host, port=self.port, own_port=self.own_port)
                 task_status.started(self)
         finally:
+            if self.rater is not None:
+                self.rater.close()
             if data is not None:
                 data.close()
 

@@ -281,6 +281,31 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--seed", type=int, help="override the roster's seed (default: the roster's)")
     tour.add_argument("--json", action="store_true", help="print the final standings and rounds as JSON")
 
+    from server.cli_ratings import cmd_ratings
+
+    ratings = command("ratings", "the ladder: every registered entrant's rating, per game (docs/ratings.md)",
+                      cmd_ratings)
+    ratings.add_argument("--data", default=tour.get_default("data"), help="the data directory of the tournaments "
+                         "or the server whose ratings to show (the same as theirs)")
+    ratings.add_argument("--game", choices=sorted(GAMES), help="only this game's ratings (default: every game's)")
+    ratings.add_argument("--json", action="store_true", help="print the ladder as a JSON array")
+    ratings.add_argument("--issue", metavar="NAME", help="the organiser's: issue NAME a new key, for its casual "
+                         "rated tables (join's entrant field), and print it")
+
+    from server.cli_ratings import cmd_ladder
+
+    ladder = command("ladder", "a league for bots: the roster's bots in rated events, seated by rating, until "
+                     "stopped (docs/ratings.md)", cmd_ladder)
+    ladder.set_defaults(stopped="stopped; run the same command again to carry on the event under way")
+    ladder.add_argument("--roster", required=True, help="a roster of bots (TOML, docs/roster.md): each event plays "
+                        "its rounds, e.g. examples/league.toml")
+    ladder.add_argument("--data", default=tour.get_default("data"), help="where the events, their ratings, journals "
+                        "and replays go (one directory for the whole ladder)")
+    ladder.add_argument("--host", default="127.0.0.1", help="the in-process server's address")
+    ladder.add_argument("--port", type=port, default=8765, help="the in-process server's port (0: any free one)")
+    ladder.add_argument("--time-scale", type=positive_float, default=1.0, help="divide every time control")
+    ladder.add_argument("--events", type=positive_int, help="stop after this many events (default: until Ctrl-C)")
+
     watch = command("watch", "follow a table as a spectator, one line per event", cmd_watch)
     watch.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     watch.add_argument("--table", required=True, help="the table's id (see parsimonia tables)")

@@ -27,6 +27,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         data_dir=None if args.sync == "off" else args.data,
         sync=args.sync,
+        ratings_file=None if args.sync == "off" else os.path.join(args.data, "ratings.sqlite"),  # a cluster's, shared
         admin_token=admin_token,
         max_tables=args.max_tables,
         waiting_expiry_ms=args.waiting_expiry_ms,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import trio
 
@@ -80,6 +80,7 @@ class Lobby:
         self._next = data.next_table_number() if data is not None else 1
         self.id_prefix = id_prefix  # a cluster's worker K names its tables wK-t1, wK-t2... (server/cluster/names.py)
         self.elsewhere: Elsewhere | None = None
+        self.on_finished: Callable[[Match], object] | None = None  # a table's game is over (server/rated_tables.py)
         self._expiring = trio.CancelScope()  # the expiry task's wait, until the next table is due to expire
         self.log = logs.get()
         nursery.start_soon(self._keep_expiring)
@@ -180,6 +181,8 @@ class Lobby:
         del self.live[table.id]
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
+        if self.on_finished is not None:
+            self.on_finished(table.match)
         records = None if self.data is None or table.journal is None else partial(self.data.finished_records, table.id)
         done = FinishedTable(table.match, self.clock, records)
         self.tables[table.id] = done

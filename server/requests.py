@@ -18,6 +18,7 @@ from protocol import messages
 from protocol.errors import ProtocolError
 from server import history
 from server.journal import JournalCorrupt
+from server.rated_tables import may_rate, rated_name, ratings_reply
 from server.table import REPLAY_LIMIT, ReplayMismatch, Request
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class CreateRequest(TypedDict):
     time_scale: NotRequired[float]
     options: NotRequired[dict[str, object]]
     admin: NotRequired[str]
+    rated: NotRequired[bool]
 
 
 class HistoryRequest(TypedDict):
@@ -96,9 +98,13 @@ def handle(conn: Connection, raw: dict[str, object]) -> Awaitable[None] | None:
             conn.created += 1
         elif kind == "history":
             return _history(conn, cast(HistoryRequest, msg), re)
+        elif kind == "ratings":  # the ladder (server/rated_tables.py)
+            conn.send(ratings_reply(conn.server.rater, msg, re))
         else:
             assert kind in messages.TABLE_REQUESTS
             table = conn.lobby.get(msg["table"])
+            if kind == "join":  # plays under its entrant's name when it proves one (server/rated_tables.py)
+                msg["name"] = rated_name(conn.server.rater, table.id, msg)
             conn.tables.add(table.id)
             if kind == "resume":  # the missed events come all at once: not a sign of a slow client
                 conn.ws.burst.grant(REPLAY_ROOM, REPLAY_ROOM_BYTES)
@@ -112,8 +118,11 @@ def create_here(conn: Connection, msg: CreateRequest, re: int | None) -> None:
     """Create the table ``msg`` asks for on this server (``ProtocolError`` if it may not be); answered once its
     first record is on disk."""
     organiser = conn.server.is_admin(msg.get("admin"))  # the organiser's tables are not capped
+    rated = may_rate(conn.server.rater, msg)
     table = conn.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
                               msg.get("options"), address=None if organiser else conn.address)
+    if rated is not None:
+        rated.created(table.id)
     conn.log.info("table_created", table=table.id)
     created = messages.reply("created", re, table=table.id)
     if table.journal is None:

@@ -18,6 +18,8 @@ TYPE_CHECKED = [
     "server/games/parsimonia/legal.py", "server/games/kupcy/legal.py", "server/games/tulips/legal.py",
     "server/engine_views.py", "server/simulate.py", "server/cluster/worker.py",
     "server/tournament/export.py", "server/tournament/guide.py", "server/tournament/console.py",
+    "server/ratings.py", "server/cli_ratings.py", "server/tournament/events.py", "server/rated_tables.py",
+    "server/tournament/ladder.py",
 ]
 
 

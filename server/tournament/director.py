@@ -29,9 +29,11 @@ from protocol.values import Result
 from server import faults, logs
 from server.app import Server, ServerConfig
 from server.dirlock import DirLock
+from server.ratings import RATINGS_FILE, rate_table, seating_ratings
 from server.tournament.bots import run_bot_process
 from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.guide import entrant_key, guides, page_link, topic
+from server.tournament.events import put_aside_finished
 from server.tournament.export import TournamentDocument, tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
 from server.tournament.presence import SeatWatch, connected_seats
@@ -97,7 +99,7 @@ class Director:
                 if snap.rounds_left == 0:
                     self.store.set_state("finished")
                     return self.store.load()
-                tables = snap.next_tables()
+                tables = snap.next_tables(seating_ratings(self.cfg.data_dir, snap))
                 secret = self.store.secret() if snap.seeded else None
                 self.store.start_round(snap.current_round + 1, tables,
                                        snap.table_seeds(snap.current_round + 1, len(tables), secret))
@@ -123,6 +125,8 @@ class Director:
                 nursery.start_soon(self._watch_seats, self.seats)
             while self._running:
                 sid, result = await self.link.results.receive()
+                if sid in self._running:  # rated before it is recorded: a game rated twice counts once
+                    rate_table(self.cfg.data_dir, self.store.load(), self._running[sid], result, self.out)
                 if sid in self._running and self.store.record_result(sid, result):
                     del self._running[sid]
                     if self.seats is not None:
@@ -338,6 +342,8 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
 
 
 async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> TournamentDocument:
+    if (past := put_aside_finished(cfg.data_dir, roster)) is not None:  # a new event in the same directory
+        out(f"the finished tournament of this directory is now in {past}")
     with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
         if store.begin(roster, roster.seed if cfg.seed is None else cfg.seed).seeded:
             store.secret()  # made now, or refused (StoreError, one line) before anything starts
@@ -351,6 +357,7 @@ async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], 
                     admin, where = _own_admin_token(cfg.data_dir)
                 server = await nursery.start(Server(ServerConfig(
                     host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
+                    ratings_file=os.path.join(cfg.data_dir, RATINGS_FILE),
                 )).run)
                 url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
                 out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")

@@ -232,14 +232,15 @@ def _anneal(plan: list[Tables], history: History, rng: random.Random) -> list[Ta
 
 
 def next_round(fmt: Format, order: Sequence[int], history: History, table_size: int, rounds_left: int,
-               seed: int) -> Tables:
+               seed: int, shuffle_first: bool = True) -> Tables:
     """The next round's tables for the entrants still playing, ``order`` being their standings (best first).
 
     A round-robin tournament, or any field of at most two preferred tables, plays round-robin pods. The first
-    round (no history: everyone is level) takes the entrants in an order shuffled by ``seed``.
+    round (no history: everyone is level) takes the entrants in an order shuffled by ``seed``, unless
+    ``shuffle_first`` is False (``order`` already tells them apart, e.g. by rating).
     """
     sizes = table_sizes(len(order), table_size)
-    if not history.seats:
+    if not history.seats and shuffle_first:
         order = list(order)
         random.Random(seed).shuffle(order)
     if fmt == "round_robin" or len(order) <= 2 * table_size:

@@ -13,6 +13,8 @@ A roster is TOML::
                                 # come from the operating system's random source
     human_grace_s = 300         # default 300: a table with humans starts its clocks once every human is
                                 # connected, or this many seconds after it was created (0: at once)
+    seating = "standings"       # "standings" (default) or "rating": each round seated in the order of the
+                                # entrants' ratings in this game (docs/ratings.md), best first, not shuffled
     preset = "quick"            # optional, Parsimonia: named clocks for people ("quick", "evening", "full";
                                 # docs/rules/parsimonia.md); [options] overrides its values. With a human
                                 # entrant, quiet_floor_ms defaults to 5000 (no time scale leaves people <5 s
@@ -60,6 +62,8 @@ from server.games.parsimonia.config import HUMAN_GRACE_MS, HUMAN_QUIET_FLOOR_MS,
 
 Format = Literal["swiss", "round_robin"]
 FORMATS: tuple[Format, ...] = ("swiss", "round_robin")
+Seating = Literal["standings", "rating"]
+SEATINGS: tuple[Seating, ...] = ("standings", "rating")
 DEFAULT_POINTS = (6, 3, 1, 0, 0, 0)
 MIN_ENTRANTS, MAX_ENTRANTS = 2, 1000
 MAX_ROUNDS = 100
@@ -69,7 +73,7 @@ DEFAULT_GRACE_S, MAX_GRACE_S = 300, 86_400
 PLACEHOLDERS = ("url", "table", "token", "name", "game")
 
 _TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "preset", "options",
-             "points", "entrant"}
+             "points", "entrant", "seating"}
 _ENTRANT_KEYS = {"name", "human", "bot"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 _LONE_PLACEHOLDER = re.compile("|".join(re.escape("{" + p + "}") for p in PLACEHOLDERS))
@@ -134,6 +138,7 @@ class RosterDocument(TypedDict):
     game: str
     seed: NotRequired[int]
     human_grace_s: int
+    seating: NotRequired[Seating]  # only when not the default, so a stored roster of before reads the same
     options: Options
     points: PointsDocument
     entrant: list[EntrantDocument]
@@ -151,6 +156,7 @@ class Roster:
     options: Options = field(default_factory=dict)
     points: tuple[int, ...] = DEFAULT_POINTS
     human_grace_s: int = DEFAULT_GRACE_S
+    seating: Seating = "standings"
 
     def to_dict(self) -> RosterDocument:
         """The roster as the TOML-shaped mapping ``parse_roster`` reads."""
@@ -162,6 +168,7 @@ class Roster:
             "game": self.game,
             **({} if self.seed is None else {"seed": self.seed}),
             "human_grace_s": self.human_grace_s,
+            **({} if self.seating == "standings" else {"seating": self.seating}),
             "options": dict(self.options),
             "points": {"by_place": list(self.points)},
             "entrant": [
@@ -221,11 +228,15 @@ class _Parser:
                              MAX_GRACE_S)
         options = {**self.preset(data.get("preset"), game), **self.options(data.get("options", {}), game, table_size)}
         points = self.points(data.get("points", {}))
+        seating = data.get("seating", "standings")
+        if seating not in SEATINGS:
+            raise self.fail(("seating",), "seating", f"must be one of {', '.join(map(repr, SEATINGS))}, not "
+                            f"{seating!r}")
         entrants = self.entrants(data.get("entrant"))
         if game == "parsimonia" and any(e.bot is None for e in entrants):  # people: a quiet time they can bid in,
             options.setdefault("quiet_floor_ms", HUMAN_QUIET_FLOOR_MS)  # and a bid on its way at its end counts
             options.setdefault("grace_ms", HUMAN_GRACE_MS)
-        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace)
+        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace, seating)
 
     def known(self, data: Mapping[str, object], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
         unknown = sorted(set(data) - keys)

@@ -189,11 +189,18 @@ class Snapshot:
         return compute_standings({e.id: e.name for e in self.entrants}, self.results(), self.roster.points,
                                  {e.id for e in self.entrants if e.dropped})
 
-    def next_tables(self) -> list[list[int]]:
-        """The next round's seating (entrant ids in seat order, top table first) for the entrants not dropped."""
+    def next_tables(self, ratings: Mapping[str, float] | None = None) -> list[list[int]]:
+        """The next round's seating (entrant ids in seat order, top table first) for the entrants not dropped;
+        with the roster's ``seating = "rating"``, in the order of ``ratings`` (ordinals by case-folded name, an
+        entrant without one at a newcomer's 0), best first, the standings breaking ties."""
         playing = [s.entrant for s in self.standings() if not s.dropped]
         roster = self.roster
-        return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed)
+        by_rating = roster.seating == "rating" and ratings is not None
+        if by_rating:
+            assert ratings is not None
+            playing.sort(key=lambda e: -ratings.get(self.entrant(e).name.casefold(), 0.0))
+        return next_round(roster.format, playing, self.history(), roster.table_size, self.rounds_left, self.seed,
+                          shuffle_first=not by_rating)
 
     def table_seeds(self, round_number: int, count: int, secret: bytes | None = None) -> list[int]:
         """Seeds for round ``round_number``'s ``count`` tables: derived from the organiser's seed and the

@@ -44,6 +44,7 @@ MINIMAL = {
     "ping": {},
     "admin": {"token": "secret", "action": "connections"},
     "bulletin": {"topic": "standings"},
+    "ratings": {},
 }
 
 

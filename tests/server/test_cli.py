@@ -311,7 +311,7 @@ def example_runner(tmp_path: Path) -> Iterator[Examples]:
 
 
 @pytest.mark.parametrize("command", ["", "simulate", "serve", "bot", "demo", "watch", "tables", "replay", "tournament",
-                                     "bench"])
+                                     "ratings", "ladder", "bench"])
 def test_every_example_a_commands_help_ends_with_runs_as_written(example_runner, command):
     lines = help_examples(command)
     if command == "serve":  # each runs until Ctrl-C: it must say where it listens first
