@@ -1,10 +1,17 @@
 # Quick start: `make run` (the main job) and `make test`. Both build .venv from pyproject.toml on first use.
 # `make run PORT=9000 HOST=0.0.0.0` serves on another port or address; `DATA=data2` keeps its journals in another
-# data directory (a second server needs its own: one directory serves one server at a time).
+# data directory (a second server needs its own: one directory serves one server at a time; it holds seat tokens,
+# and .gitignore keeps data*/ out of git); `ADMIN_TOKEN_FILE=admin.token` gives it the organiser's admin token
+# (run and run-cluster: a tournament with humans on it, README: Run a cluster).
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8765
 DATA ?= data
+ADMIN_TOKEN_FILE ?=
+ADMIN := $(if $(ADMIN_TOKEN_FILE),--admin-token-file $(ADMIN_TOKEN_FILE))
+# A data directory inside this checkout that git would offer to commit is told (git check-ignore: 1 = not ignored).
+CHECK_DATA = @git check-ignore -q "$(DATA)/" 2>/dev/null; test $$? -ne 1 || \
+	echo "make: note: $(DATA)/ holds seat tokens and is not git-ignored: call it data-NAME (.gitignore has data*/)"
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -48,15 +55,17 @@ redis:
 	@test -x $(REDIS_SERVER) || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
 run: $(STAMP) $(WEB_STAMP)
-	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA)
+	$(CHECK_DATA)
+	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA) $(ADMIN)
 
 # A cluster on this machine (README: Run a cluster): a local redis-server that saves nothing, stopped with the
 # cluster, and WORKERS workers on PORT (their own ports follow it).
 run-cluster: $(STAMP) $(WEB_STAMP) redis
+	$(CHECK_DATA)
 	$(REDIS_SERVER) --port $(REDIS_PORT) --bind 127.0.0.1 --save '' --appendonly no --loglevel warning & \
 	trap "kill $$! 2>/dev/null" EXIT; \
 	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA) --workers $(WORKERS) \
-		--redis redis://127.0.0.1:$(REDIS_PORT)/0
+		--redis redis://127.0.0.1:$(REDIS_PORT)/0 $(ADMIN)
 
 test: $(STAMP) $(WEB_STAMP) chromium redis
 	cd $(WEB) && npm test

@@ -270,7 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     tour = command("tournament", "run a tournament from a roster file (README: Run a LAN tournament)", cmd_tournament)
     tour.set_defaults(stopped=STOPPED_TOURNAMENT)
     tour.add_argument("--roster", required=True, help="the roster (TOML), e.g. examples/league.toml")
-    tour.add_argument("--data", default="data", help="where the tournament, journals, replays and exports go")
+    tour.add_argument("--data", default="tournament-data", help="where the tournament, its server's journals, "
+                      "replays, bot logs and exports go (not a server's own --data)")
     tour.add_argument("--url", type=ws_url, help="direct a server running elsewhere (default: run one in this "
                       "process)")
     tour.add_argument("--host", default="127.0.0.1", help="the in-process server's address (0.0.0.0 for a LAN)")

@@ -57,10 +57,10 @@ def _line(exc: BaseException, args: argparse.Namespace) -> str | None:
     if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
         host, port = getattr(args, "host", "127.0.0.1"), getattr(args, "port", "?")
         return (f"{host} port {port} is already in use (another server?): stop it, or choose another port "
-                "with --port (0: any free one)")
+                "with --port (0: any free one; under make: PORT=...)")
     if isinstance(exc, OSError) and exc.filename and exc.errno in FILE_ERRNOS:
         return (f"cannot write {exc.filename}: {exc.strerror}; give --data a directory this user may write "
-                "(serve --sync off keeps nothing)")
+                "(under make: DATA=...; serve --sync off keeps nothing)")
     return None
 
 

@@ -31,7 +31,7 @@ class DirLock:
             os.close(fd)
             holder = self._holder()
             by = f"process {holder}" if holder.isdigit() else "another process"
-            raise DataDirBusy(f"data directory {root} is in use by {by}; stop it or use another --data") from None
+            raise DataDirBusy(f"data directory {root} is in use by {by}; stop it or use another --data (under make: DATA=...)") from None
         try:
             if held is not None:
                 held()

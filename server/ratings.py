@@ -206,9 +206,10 @@ class RatingStore:
 
 
 def rate_result(store: RatingStore, game_id: str, game: str, names: Sequence[str | None],
-                result: Mapping[str, Any]) -> bool:
+                result: Mapping[str, Any], forfeits: Collection[int] = ()) -> bool:
     """Rate a game from its result (``scores`` and ``winners`` by seat, as a table ends): ``names`` by seat, None
-    for a seat no registered entrant holds (not rated; the others are ranked among themselves). False when the
+    for a seat no registered entrant holds (not rated; the others are ranked among themselves); ``forfeits`` the
+    seats of no-shows, ranked last as the standings rank them. False when the
     result has no scores, too few seats are rated, or the game was rated already."""
     from server.tournament.standings import finishing_places, result_scores
 
@@ -216,7 +217,7 @@ def rate_result(store: RatingStore, game_id: str, game: str, names: Sequence[str
     winners = result.get("winners")
     if scores is None or not isinstance(winners, Collection) or len(scores) != len(names):
         return False
-    places = finishing_places(scores, set(winners))
+    places = finishing_places(scores, set(winners), forfeits)
     rated = [(name, place) for name, place in zip(names, places) if name is not None]
     return store.rate(game_id, game, [n for n, _ in rated], [p for _, p in rated])
 
@@ -227,7 +228,7 @@ def tournament_game_id(roster_name: str, seed: int, round_number: int, position:
 
 
 def rate_table(data_dir: str, snap: Snapshot, table: TableRecord, result: Mapping[str, Any],
-               out: Callable[[str], None]) -> bool:
+               out: Callable[[str], None], forfeits: Collection[int] = ()) -> bool:
     """Rate a tournament table's game in ``DATA/ratings.sqlite``, its seats being the roster's entrants; called
     before the result is recorded, so a director killed in between rates it again, which counts once. A ratings
     file that cannot be written is said (``out``) and the tournament goes on."""
@@ -237,7 +238,7 @@ def rate_table(data_dir: str, snap: Snapshot, table: TableRecord, result: Mappin
     names: list[str | None] = [snap.entrant(e).name for e in table.seats]
     try:
         with RatingStore(Path(data_dir) / RATINGS_FILE) as store:
-            return rate_result(store, game_id, snap.roster.game, names, result)
+            return rate_result(store, game_id, snap.roster.game, names, result, forfeits)
     except (RatingsError, sqlite3.Error) as exc:
         out(f"table {table.server_table}: not rated: {exc}")
         return False

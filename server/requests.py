@@ -197,6 +197,8 @@ def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:
             return
         if target is None:
             raise ProtocolError("bad_field", "conn: no such connection")
+        if target is conn:  # the organiser's page would cut itself off
+            raise ProtocolError("bad_field", "conn: that is this connection; the organiser cannot kick itself")
         target.close("kicked by the organiser", abort=True)
         conn.send(messages.reply("ok", re))
     else:

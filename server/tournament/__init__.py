@@ -11,5 +11,6 @@ The pure core, with no sockets and no clock:
 * ``presence``: who is connected to which seat, and when a table held for its human players may start.
 * ``console``: the organiser's screen: standings, and every running seat with its presence and token.
 
-Around it: ``director`` (the loop, on a server), ``link`` (its protocol side), ``bots`` (bot processes).
+Around it: ``director`` (the loop, on a server), ``link`` (its protocol side), ``bots`` (bot processes),
+``commands`` (the organiser's).
 """

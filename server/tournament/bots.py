@@ -1,6 +1,7 @@
 """Running entrants' bot programs: started with their seat, restarted when they crash, stopped with their
 table. Each bot's output goes to a log file of its own under the data directory; when a bot crashes, the
-organiser is told how it exited and the last lines it wrote."""
+organiser is told how it exited and the last lines it wrote (once: the log has it at info level only), and, once
+it is given up, that ``replace NAME`` has a reference bot play its seat."""
 
 from __future__ import annotations
 
@@ -38,19 +39,20 @@ async def run_bot_process(
                 done = await trio.run_process(argv, env=full_env, stdin=subprocess.DEVNULL, stdout=out,
                                               stderr=subprocess.STDOUT, check=False)
             except OSError as exc:
-                log.error("bot_not_started", error=str(exc), argv=argv[0])
+                log.info("bot_not_started", error=str(exc), argv=argv[0])
                 tell(f"bot {name} could not be started: {argv[0]}: {exc.strerror or exc}")
                 return
         if done.returncode == 0:
             return
         tail = last_lines(log_path, start)
-        log.warning("bot_crashed", returncode=done.returncode, attempt=attempt + 1, last_lines=tail)
-        again = "restarting it" if attempt < max_restarts else f"giving up after {max_restarts} restarts"
+        log.info("bot_crashed", returncode=done.returncode, attempt=attempt + 1, last_lines=tail)
+        again = "restarting it" if attempt < max_restarts else \
+            f"giving up after {max_restarts} restarts (`replace {name}` has a greedy bot play its seat)"
         tell(f"bot {name} {exit_status(done.returncode)}; {again}. Last lines of {log_path}:"
              + "".join(f"\n    {line}" for line in tail or ["(nothing)"]))
         if attempt < max_restarts:
             await trio.sleep(RESTART_DELAYS_S[min(attempt, len(RESTART_DELAYS_S) - 1)])
-    log.error("bot_given_up", restarts=max_restarts)
+    log.info("bot_given_up", restarts=max_restarts)
 
 
 def exit_status(returncode: int) -> str:

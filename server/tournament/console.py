@@ -11,13 +11,25 @@ from .store import Snapshot, TableRecord
 
 
 def render_standings(doc: TournamentDocument) -> str:
-    lines = [f"{doc.get('name', 'tournament')}: after round {len([r for r in doc['rounds'] if r.get('finished')])}"
-             f" of {doc['rounds_planned']}",
+    lines = [f"{doc.get('name', 'tournament')}: {progress(doc)}",
              f"{'#':>3} {'name':<24} {'points':>7} {'score':>8} {'games':>5}"]
     for e in doc["entrants"]:
         dropped = " (dropped)" if e.get("dropped") else ""
         lines.append(f"{e['rank']:>3} {e['name'][:24]:<24} {e['points']:>7} {e['score']:>8} {e['games']:>5}{dropped}")
     return "\n".join(lines)
+
+
+def progress(doc: TournamentDocument) -> str:
+    """Where the tournament is: ``before round 1 of 3``, ``round 2 of 3, 1 of 4 tables finished``, ``after round
+    2 of 3``."""
+    rounds, planned = doc["rounds"], doc["rounds_planned"]
+    if not rounds:
+        return f"before round 1 of {planned}"
+    last = rounds[-1]
+    if last["finished"]:
+        return f"after round {last['round']} of {planned}"
+    done = sum(t["state"] == "finished" for t in last["tables"])
+    return f"round {last['round']} of {planned}, {done} of {len(last['tables'])} tables finished"
 
 
 def render_tables(snap: Snapshot, watch: SeatWatch | None, now: float) -> str:

@@ -8,14 +8,14 @@ journals), and results are recorded once.
 By default it runs the server in the same process, journaling under ``DATA/server``; with ``--url`` it
 directs a server running elsewhere (then it needs that server's admin token if it has one).
 
-A table with human entrants is created with every seat taken (the director hands out the tokens) and its
-clocks paused at once; they run when every human is connected, or after the roster's ``human_grace_s``
-(``presence``). Without the admin token the director can neither hold clocks nor see who is connected: such
-tables start at once.
+A table is created with every seat taken (the director hands out the tokens) and its clocks paused; they run
+when every seat is connected, or after the roster's ``human_grace_s`` / ``bot_grace_s`` (``presence``). An
+entrant never connected forfeits. Without the admin token tables start at once, and nobody forfeits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
@@ -31,6 +31,7 @@ from server.app import Server, ServerConfig
 from server.dirlock import DirLock
 from server.ratings import RATINGS_FILE, rate_table, seating_ratings
 from server.tournament.bots import run_bot_process
+from server.tournament.commands import obey, read_commands
 from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.guide import entrant_key, guides, page_link, topic
 from server.tournament.events import put_aside_finished
@@ -38,12 +39,12 @@ from server.tournament.export import TournamentDocument, tournament_document, wr
 from server.tournament.link import ServerLink, open_link
 from server.tournament.presence import SeatWatch, connected_seats
 from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
-from server.tournament.seeds import random_seed
+from server.tournament.seeds import SECRET_FILE, random_seed
 from server.tournament.store import Snapshot, Store, TableRecord
 
 STANDINGS_TOPIC = "standings"
 SEATS_POLL_S = 1.0  # how often the director asks the server who is connected
-COMMANDS = "commands: pause, resume, start TABLE, seat NAME, replace NAME, drop NAME, standings"
+SLOW_START_S = 5.0  # a table of bots that waited this long for them is told
 # `replace NAME`: a reference bot of this very Python (and source tree) plays the seat for the rest of the game
 STAND_IN_BOT = (sys.executable, "-m", "server.cli", "bot", "greedy", "--url={url}", "--table={table}",
                 "--token={token}", "--name={name}")
@@ -52,7 +53,7 @@ STAND_IN_BOT = (sys.executable, "-m", "server.cli", "bot", "greedy", "--url={url
 @dataclass
 class DirectorConfig:
     roster: str
-    data_dir: str = "data"
+    data_dir: str = "tournament-data"
     url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8765
@@ -70,6 +71,8 @@ class Director:
     link: ServerLink
     out: Callable[[str], None]
     _bots: dict[str, list[trio.CancelScope]] = field(default_factory=dict)  # server table -> its bots
+    _seat_bots: dict[tuple[str, int], trio.CancelScope] = field(default_factory=dict)  # (table, seat) -> its bot
+    _held_at: dict[str, float] = field(default_factory=dict)  # held table -> when its wait began
     _running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
     _round: trio.Nursery | None = None  # where the current round's bots run
     _stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
@@ -79,7 +82,7 @@ class Director:
 
     def __post_init__(self) -> None:
         if self.link.admin_token is not None:
-            self.seats = SeatWatch(self.roster.human_grace_s)
+            self.seats = SeatWatch(self.roster.human_grace_s, self.roster.bot_grace_s)
 
     @property
     def url(self) -> str:
@@ -114,7 +117,9 @@ class Director:
         snap = self.store.load()
         await self._publish_guides(snap)  # before the round is seen running: each human's link finds the table
         self._running = {t.server_table: t for t in snap.unfinished_tables() if t.server_table is not None}
-        self.out(f"round {snap.current_round}: {len(self._running)} tables")
+        held = sum(t.held for t in self._running.values())
+        self.out(f"round {snap.current_round}: {len(self._running)} tables"
+                 + (f" ({held} held until their players are connected)" if held else ""))
         async with trio.open_nursery() as nursery:
             self._round = nursery
             for sid, table in self._running.items():
@@ -125,33 +130,64 @@ class Director:
                 nursery.start_soon(self._watch_seats, self.seats)
             while self._running:
                 sid, result = await self.link.results.receive()
-                if sid in self._running:  # rated before it is recorded: a game rated twice counts once
-                    rate_table(self.cfg.data_dir, self.store.load(), self._running[sid], result, self.out)
-                if sid in self._running and self.store.record_result(sid, result):
-                    del self._running[sid]
-                    if self.seats is not None:
-                        self.seats.forget(sid)
-                    for scope in self._bots.pop(sid, []):
-                        scope.cancel()
-                    self.log.info("table_result", table=sid, winners=result.get("winners"))
-                    await self._publish(self.store.load())
+                if sid in self._running:
+                    await self._record(sid, result)
             nursery.cancel_scope.cancel()
+
+    async def _record(self, sid: str, result: Result) -> None:
+        """A running table's game has ended: its result is stored (once), its bots stopped, and the organiser
+        told of its no-shows. The one place where a game's result is recorded."""
+        seen_known = self.seats is not None and sid in self.seats.observed
+        before = self.store.load()
+        table = next(t for rnd in before.rounds for t in rnd.tables if t.server_table == sid)
+        forfeits = [seat for seat in range(len(table.seats)) if seen_known and table.no_show(seat)]
+        # rated before it is recorded (no-shows last, as the standings place them): a game rated twice counts once
+        rate_table(self.cfg.data_dir, before, table, result, self.out, forfeits)
+        if not self.store.record_result(sid, result, seen_known):
+            return
+        del self._running[sid]
+        self._held_at.pop(sid, None)
+        if self.seats is not None:
+            self.seats.forget(sid)
+        for scope in self._bots.pop(sid, []):
+            scope.cancel()
+        for key in [key for key in self._seat_bots if key[0] == sid]:
+            del self._seat_bots[key]
+        self.log.info("table_result", table=sid, winners=result.get("winners"))
+        snap = self.store.load()
+        self._tell_no_shows(snap, sid, result)
+        await self._publish(snap)
+
+    def _tell_no_shows(self, snap: Snapshot, sid: str, result: Result) -> None:
+        """Who never connected to the table (a forfeit), and a game in which nobody acted."""
+        table = next(t for rnd in snap.rounds for t in rnd.tables if t.server_table == sid)
+        for seat, entrant_id in enumerate(table.seats):
+            if table.no_show(seat):
+                entrant = snap.entrant(entrant_id)
+                hint = f"; `drop {entrant.name}` leaves them out of the next rounds" \
+                    if snap.rounds_left > 0 and not entrant.dropped else ""
+                self.out(f"{entrant.name} never connected to table {sid}: a no-show, last at the table with no "
+                         f"points{hint}")
+        if result.get("actions") == 0:
+            self.out(f"table {sid}: nobody acted in the whole game (it ended by {result.get('reason')}); are the "
+                     f"bots too slow to start? Their output is in {os.path.join(self.cfg.data_dir, 'bots')}")
 
     async def _create(self, snap: Snapshot, table: TableRecord) -> None:
         seed = random_seed() if table.seed is None else table.seed  # None: paired by a director that stored none
         sid = await self.link.create_table(self.roster.game, len(table.seats), seed, dict(self.roster.options),
                                            self.cfg.time_scale)
         tokens = await self.link.take_seats(sid, [snap.entrant(e).name for e in table.seats])
-        held = (self.seats is not None and self.roster.human_grace_s > 0
-                and any(snap.entrant(e).kind == "human" for e in table.seats))
-        if held:  # every seat is taken, so the game has begun: its clocks wait for the humans
+        kinds = {snap.entrant(e).kind for e in table.seats}
+        held = self.seats is not None and ((self.roster.human_grace_s > 0 and "human" in kinds)
+                                           or (self.roster.bot_grace_s > 0 and "bot" in kinds))
+        if held:  # every seat is taken, so the game has begun: its clocks wait for the players
             try:
                 await self.link.admin("pause", table=sid)
             except ServerError as exc:
                 self.log.warning("admin_refused", action="pause", table=sid, code=exc.code)
                 self.out(f"table {sid}: its clocks could not be held for its players ({exc.code}); they run")
                 held = False
-        self.store.table_started(table.round, table.position, sid, tokens, held)
+        self.store.table_started(table.round, table.position, sid, tokens, held, watched=self.seats is not None)
         self.log.info("table_created", table=sid, round=table.round, position=table.position, held=held)
 
     async def _follow(self, sid: str) -> None:
@@ -176,33 +212,53 @@ class Director:
         return end[-1]["result"] if end else None
 
     def _seat_players(self, snap: Snapshot, sid: str, table: TableRecord) -> None:
-        humans = {seat: snap.entrant(e).name for seat, e in enumerate(table.seats) if snap.entrant(e).kind == "human"}
+        by_kind: dict[str, dict[int, str]] = {"human": {}, "bot": {}}
+        for seat, e in enumerate(table.seats):
+            by_kind[snap.entrant(e).kind][seat] = snap.entrant(e).name
+        humans = by_kind["human"]
         if self.seats is not None:
-            self.seats.follow(sid, humans, table.held, trio.current_time())
+            self.seats.follow(sid, humans, table.held, trio.current_time(), by_kind["bot"])
             if table.held:
+                self._held_at[sid] = trio.current_time()
+            if table.held and humans:
                 self.out(f"table {sid}: its clocks wait for {', '.join(humans.values())} to connect "
                          f"(at most {self.roster.human_grace_s} s; `start {sid}` starts it now)")
         for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
             entrant = snap.entrant(entrant_id)
             assert token is not None
+            if table.stand_in(seat):  # the organiser's `replace`, before a restart
+                self._stand_in(sid, seat, entrant.name, token)
+                continue
             if entrant.bot is None:
                 self.out("  " + seat_line(snap, table, seat, self.seats, self.url))
                 continue
             spec = next(e for e in self.roster.entrants if e.name == entrant.name)
             game = self.roster.game
             argv, env = spec.argv(self.url, sid, token, game), spec.env(self.url, sid, token, game)
-            self._start_bot(sid, entrant.name, argv, env)
+            self._start_bot(sid, seat, entrant.name, argv, env)
 
-    def _start_bot(self, sid: str, name: str, argv: list[str], env: dict[str, str]) -> None:
+    def _stand_in(self, sid: str, seat: int, name: str, token: str) -> None:
+        """A greedy reference bot plays ``name``'s seat for the rest of the game (instead of their own bot)."""
+        stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
+        self._stand_ins.add((sid, seat))
+        old = self._seat_bots.pop((sid, seat), None)
+        if old is not None:
+            old.cancel()
+        game = self.roster.game
+        argv, env = stand_in.argv(self.url, sid, token, game), stand_in.env(self.url, sid, token, game)
+        self._start_bot(sid, seat, name, argv, env)
+
+    def _start_bot(self, sid: str, seat: int, name: str, argv: list[str], env: dict[str, str]) -> None:
         assert self._round is not None
-        self._round.start_soon(self._bot, sid, name, argv, env)
+        self._round.start_soon(self._bot, sid, seat, name, argv, env)
 
-    async def _bot(self, sid: str, name: str, argv: list[str], env: dict[str, str]) -> None:
+    async def _bot(self, sid: str, seat: int, name: str, argv: list[str], env: dict[str, str]) -> None:
         """One bot process for the rest of ``sid``'s game: it is stopped when the table's result is in."""
         log_dir = os.path.join(self.cfg.data_dir, "bots")
         os.makedirs(log_dir, exist_ok=True)
         with trio.CancelScope() as scope:
             self._bots.setdefault(sid, []).append(scope)
+            self._seat_bots[sid, seat] = scope
             if sid in self._running:
                 await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"), self.out)
 
@@ -212,16 +268,18 @@ class Director:
         while True:
             listing = (await self.link.admin("connections"))["connections"]
             changes = seats.update(connected_seats(listing), trio.current_time())
+            for sid, seat in changes.seen:
+                if (sid, seat) not in self._stand_ins:
+                    self.store.seat_seen(sid, seat)
             for sid, seat, name in changes.arrived:
-                if (sid, seat) in self._stand_ins:
-                    continue
-                self.store.seat_seen(sid, seat)
-                self.out(f"{name} is connected to table {sid}, seat {seat}")
+                if (sid, seat) not in self._stand_ins:
+                    self.out(f"{name} is connected to table {sid}, seat {seat}")
             for sid, seat, name in changes.left:
                 if (sid, seat) not in self._stand_ins:
                     self.out(f"{name} is no longer connected to table {sid}, seat {seat}")
             for sid, missing in changes.start:
-                await self._start_clocks(sid, missing, f"not connected after {self.roster.human_grace_s} s")
+                why = "not connected after " + _graces(self.roster, seats, sid, missing)
+                await self._start_clocks(sid, missing, why)
             await trio.sleep(SEATS_POLL_S)
 
     async def _start_clocks(self, sid: str, missing: list[str], why: str) -> None:
@@ -231,10 +289,15 @@ class Director:
         except ServerError as exc:  # e.g. the table was closed meanwhile
             self.log.warning("admin_refused", action="unpause", table=sid, code=exc.code)
         self.store.clocks_started(sid)
+        waited = trio.current_time() - self._held_at.pop(sid, trio.current_time())
+        humans = self.seats is not None and bool(self.seats.humans.get(sid))
         if missing:
-            self.out(f"table {sid}: its clocks run without {', '.join(missing)} ({why})")
-        else:
+            self.out(f"table {sid}: its clocks run without {', '.join(missing)} ({why}); a player who never "
+                     f"connects forfeits the game (`replace NAME` has a greedy bot play the seat)")
+        elif humans:
             self.out(f"table {sid}: every player is connected; its clocks run")
+        elif waited >= SLOW_START_S:
+            self.out(f"table {sid}: its bots took {waited:.0f} s to connect; its clocks run")
 
     def _print_links(self, snap: Snapshot) -> None:
         """Each human's one link for the whole tournament (the page follows it from table to table)."""
@@ -268,62 +331,19 @@ class Director:
     # ------------------------------------------------------------------ the organiser's console
 
     async def command(self, line: str) -> str:
-        """``pause``, ``resume``, ``start TABLE``, ``seat NAME``, ``replace NAME``, ``drop NAME`` or
-        ``standings``; returns what happened."""
-        word, _, arg = line.strip().partition(" ")
-        arg = arg.strip()
-        if word in ("pause", "resume"):  # the tables under way: a held table waits for its players
-            done = 0
-            for sid in [sid for sid in self._running if self.seats is None or sid not in self.seats.waiting]:
-                try:
-                    await self.link.admin("pause" if word == "pause" else "unpause", table=sid)
-                    done += 1
-                except ServerError as exc:  # e.g. a table already paused, or just ended
-                    self.log.warning("admin_refused", action=word, table=sid, code=exc.code)
-            return f"{word}d {done} tables"
-        if word == "drop":
-            snap = self.store.load()
-            entrant = next((e for e in snap.entrants if e.name == arg), None)
-            if entrant is None:
-                return f"no entrant {arg!r}"
-            self.store.drop(entrant.id)
-            return f"{arg} is dropped from the next round on"
-        if word == "replace":
-            return self._replace(arg)
-        if word == "seat":
-            return self._seat(arg)
-        if word == "start":
-            if self.seats is None or arg not in self.seats.waiting:
-                return f"{arg or 'TABLE'} is not a table waiting for its players"
-            del self.seats.waiting[arg]
-            await self._start_clocks(arg, self.seats.missing(arg), "started by the organiser")
-            return f"started {arg}"
-        if word == "standings":
-            snap = self.store.load()
-            tables = render_tables(snap, self.seats, trio.current_time())
-            return render_standings(tournament_document(snap)) + (f"\n\n{tables}" if tables else "")
-        return COMMANDS
+        """An organiser's command (``commands``); returns what happened."""
+        return await obey(self, line)
 
-    def _seat(self, name: str) -> str:
-        snap = self.store.load()
-        for table in self._running.values():
-            for seat, entrant_id in enumerate(table.seats):
-                if snap.entrant(entrant_id).name.casefold() == name.casefold():
-                    return seat_line(snap, table, seat, self.seats)
-        return f"{name or 'NAME'} is not at a running table"
 
-    def _replace(self, name: str) -> str:
-        snap = self.store.load()
-        for sid, table in self._running.items():
-            for seat, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
-                if snap.entrant(entrant_id).name == name and token is not None:
-                    stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
-                    self._stand_ins.add((sid, seat))
-                    game = self.roster.game
-                    self._start_bot(sid, name, stand_in.argv(self.url, sid, token, game),
-                                    stand_in.env(self.url, sid, token, game))
-                    return f"a greedy bot plays {name}'s seat {seat} at {sid} for the rest of the game"
-        return f"{name} is not at a running table"
+def _graces(roster: Roster, seats: SeatWatch, sid: str, missing: list[str]) -> str:
+    """How long the ``missing`` players of ``sid`` were waited for: ``300 s``, or ``60 s (bots), 300 s (humans)``."""
+    bots = seats.bots.get(sid, {}).values()
+    kinds = {"bot" if name in bots else "human" for name in missing}
+    if kinds == {"bot"}:
+        return f"{roster.bot_grace_s} s"
+    if kinds == {"human"}:
+        return f"{roster.human_grace_s} s"
+    return f"{roster.bot_grace_s} s (bots), {roster.human_grace_s} s (humans)"
 
 
 def _safe(name: str) -> str:
@@ -342,39 +362,59 @@ async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print
 
 
 async def _run_locked(cfg: DirectorConfig, roster: Roster, out: Callable[[str], None]) -> TournamentDocument:
+    """Run the tournament; one that fails (or is stopped) before its first round began leaves no claim on the
+    directory: the tournament file (and a seed secret) this run made are removed."""
     if (past := put_aside_finished(cfg.data_dir, roster)) is not None:  # a new event in the same directory
         out(f"the finished tournament of this directory is now in {past}")
-    with Store(os.path.join(cfg.data_dir, "tournament.sqlite")) as store:
-        if store.begin(roster, roster.seed if cfg.seed is None else cfg.seed).seeded:
-            store.secret()  # made now, or refused (StoreError, one line) before anything starts
-        for old, new in store.renamed:
-            out(f"roster: entrant {old!r} is now {new!r} (their games and points stay theirs)")
-        async with trio.open_nursery() as nursery:
-            url, admin = cfg.url, cfg.admin_token
-            if url is None:
-                where = None
-                if admin is None:
-                    admin, where = _own_admin_token(cfg.data_dir)
-                server = await nursery.start(Server(ServerConfig(
-                    host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
-                    ratings_file=os.path.join(cfg.data_dir, RATINGS_FILE),
-                )).run)
-                url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
-                out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")
-                if where is not None:
-                    out(f"the organiser's admin token (for the page's #admin) is in {where}")
-            async with open_link(url, admin) as link:
-                director = Director(cfg, roster, store, link, out)
-                async with trio.open_nursery() as inner:
-                    if cfg.live and sys.stdin is not None and sys.stdin.isatty():
-                        inner.start_soon(_console, director, out)
-                    snap = await director.run()
-                    inner.cancel_scope.cancel()
-            nursery.cancel_scope.cancel()
-        export = os.path.join(cfg.data_dir, "export")
-        write_exports(snap, export, os.path.join(cfg.data_dir, "server", "replays"))
-        out(f"exports written to {export}: standings.csv, results.csv, tournament.json, replays/")
-        return tournament_document(snap)
+    path = os.path.join(cfg.data_dir, "tournament.sqlite")
+    made = [p for p in (path, os.path.join(cfg.data_dir, SECRET_FILE)) if not os.path.exists(p)]
+    store = Store(path)
+    try:
+        return await _direct(cfg, roster, store, out)
+    except BaseException:
+        begun = bool(store.db.execute("SELECT count(*) FROM round").fetchone()[0])
+        store.close()
+        if path in made and not begun:
+            for name in made + [path + "-journal"]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+        raise
+    finally:
+        store.close()
+
+
+async def _direct(cfg: DirectorConfig, roster: Roster, store: Store,
+                  out: Callable[[str], None]) -> TournamentDocument:
+    if store.begin(roster, roster.seed if cfg.seed is None else cfg.seed).seeded:
+        store.secret()  # made now, or refused (StoreError, one line) before anything starts
+    for old, new in store.renamed:
+        out(f"roster: entrant {old!r} is now {new!r} (their games and points stay theirs)")
+    async with trio.open_nursery() as nursery:
+        url, admin = cfg.url, cfg.admin_token
+        if url is None:
+            where = None
+            if admin is None:
+                admin, where = _own_admin_token(cfg.data_dir)
+            server = await nursery.start(Server(ServerConfig(
+                host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
+                ratings_file=os.path.join(cfg.data_dir, RATINGS_FILE),
+            )).run)
+            url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
+            out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")
+            if where is not None:
+                out(f"the organiser's admin token (for the page's #admin) is in {where}")
+        async with open_link(url, admin) as link:
+            director = Director(cfg, roster, store, link, out)
+            async with trio.open_nursery() as inner:
+                if sys.stdin is not None:
+                    inner.start_soon(read_commands, director, out)
+                snap = await director.run()
+                inner.cancel_scope.cancel()
+        nursery.cancel_scope.cancel()
+    export = os.path.join(cfg.data_dir, "export")
+    write_exports(snap, export, os.path.join(cfg.data_dir, "server", "replays"))
+    out(f"exports written to {export}: standings.csv, results.csv, tournament.json, replays/")
+    return tournament_document(snap)
 
 
 def _own_admin_token(data_dir: str) -> tuple[str, str]:
@@ -393,11 +433,3 @@ def _own_admin_token(data_dir: str) -> tuple[str, str]:
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(token + "\n")
     return token, path
-
-
-async def _console(director: Director, out: Callable[[str], None]) -> None:
-    while True:
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if not line:
-            return
-        out(await director.command(line))

@@ -9,12 +9,11 @@
                                                              "no_show"}]}]}]}
 
 Entrants in standings order, rounds, tables and seats in order; a seat's score, place and points (and the
-table's reason and replay) are null until its game has ended. ``no_show`` is true for a human who has not
-connected to the seat (yet, while the game runs; ever, once it has ended), false once they have, and null for
-a bot. ``write_exports`` writes ``tournament.json``,
-``standings.csv`` (one row per entrant) and ``results.csv`` (one row per seat of every finished game), and
-copies each finished game's replay file (``<server table>.journal``) into ``replays/`` when given the server's
-replay directory.
+table's reason and replay) are null until its game has ended. ``no_show`` is true for an entrant not connected
+to the seat (yet; ever, once it has ended: a forfeit), false once they have, null when not known.
+``write_exports`` writes ``tournament.json``, ``standings.csv`` (one row per entrant) and ``results.csv`` (one
+row per seat of every finished game), and copies each finished game's replay file (``<server table>.journal``)
+into ``replays/`` when given the server's replay directory.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from typing import Literal, TypedDict
 from protocol.values import Value
 
 from .roster import Format
-from .standings import StandingRow, finishing_places, number, place_points
+from .standings import StandingRow, number
 from .store import Snapshot, TableRecord, TableState, TournamentState
 
 STANDINGS_COLUMNS = ("rank", "name", "kind", "points", "score", "games", "opponents_points", "dropped")
@@ -48,7 +47,7 @@ class SeatRow(TypedDict):
     score: int | None
     place: int | None
     points: int | float | None
-    no_show: bool | None  # None for a bot
+    no_show: bool | None  # None when not known (no admin token, or the director did not see the game)
 
 
 class TableRow(TypedDict):
@@ -123,8 +122,8 @@ def _table(table: TableRecord, names: dict[int, str], by_place: tuple[int, ...])
         for seat, e in enumerate(table.seats)
     ]
     if game is not None:
-        places = finishing_places(game.scores, game.winners)
-        for seat, points in enumerate(place_points(places, by_place)):
+        places, earned = game.places_and_points(by_place)
+        for seat, points in enumerate(earned):
             row = seats[seat]
             row["score"], row["place"], row["points"] = game.scores[seat], places[seat], number(points)
     return {

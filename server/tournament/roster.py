@@ -15,6 +15,7 @@ A roster is TOML::
                                 # connected, or this many seconds after it was created (0: at once)
     seating = "standings"       # "standings" (default) or "rating": each round seated in the order of the
                                 # entrants' ratings in this game (docs/ratings.md), best first, not shuffled
+    bot_grace_s = 60            # default 60: how long a table's clocks wait for its bots to connect (0: not at all)
     preset = "quick"            # optional, Parsimonia: named clocks for people ("quick", "evening", "full";
                                 # docs/rules/parsimonia.md); [options] overrides its values. With a human
                                 # entrant, quiet_floor_ms defaults to 5000 (no time scale leaves people <5 s
@@ -70,10 +71,11 @@ MAX_ROUNDS = 100
 MIN_TABLE, MAX_TABLE = 2, 6
 MAX_NAME = 64  # the protocol's limit on a player's name
 DEFAULT_GRACE_S, MAX_GRACE_S = 300, 86_400
+DEFAULT_BOT_GRACE_S = 60
 PLACEHOLDERS = ("url", "table", "token", "name", "game")
 
-_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "preset", "options",
-             "points", "entrant", "seating"}
+_TOP_KEYS = {"name", "format", "rounds", "table_size", "game", "seed", "human_grace_s", "bot_grace_s", "preset",
+             "options", "points", "entrant", "seating"}
 _ENTRANT_KEYS = {"name", "human", "bot"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 _LONE_PLACEHOLDER = re.compile("|".join(re.escape("{" + p + "}") for p in PLACEHOLDERS))
@@ -139,6 +141,7 @@ class RosterDocument(TypedDict):
     seed: NotRequired[int]
     human_grace_s: int
     seating: NotRequired[Seating]  # only when not the default, so a stored roster of before reads the same
+    bot_grace_s: int
     options: Options
     points: PointsDocument
     entrant: list[EntrantDocument]
@@ -157,6 +160,7 @@ class Roster:
     points: tuple[int, ...] = DEFAULT_POINTS
     human_grace_s: int = DEFAULT_GRACE_S
     seating: Seating = "standings"
+    bot_grace_s: int = DEFAULT_BOT_GRACE_S
 
     def to_dict(self) -> RosterDocument:
         """The roster as the TOML-shaped mapping ``parse_roster`` reads."""
@@ -169,6 +173,7 @@ class Roster:
             **({} if self.seed is None else {"seed": self.seed}),
             "human_grace_s": self.human_grace_s,
             **({} if self.seating == "standings" else {"seating": self.seating}),
+            "bot_grace_s": self.bot_grace_s,
             "options": dict(self.options),
             "points": {"by_place": list(self.points)},
             "entrant": [
@@ -226,6 +231,8 @@ class _Parser:
                                                            f"{GAMES[game].MAX_SEATS} players, not {table_size}")
         grace = self.integer(data.get("human_grace_s", DEFAULT_GRACE_S), ("human_grace_s",), "human_grace_s", 0,
                              MAX_GRACE_S)
+        bot_grace = self.integer(data.get("bot_grace_s", DEFAULT_BOT_GRACE_S), ("bot_grace_s",), "bot_grace_s", 0,
+                                 MAX_GRACE_S)
         options = {**self.preset(data.get("preset"), game), **self.options(data.get("options", {}), game, table_size)}
         points = self.points(data.get("points", {}))
         seating = data.get("seating", "standings")
@@ -236,7 +243,8 @@ class _Parser:
         if game == "parsimonia" and any(e.bot is None for e in entrants):  # people: a quiet time they can bid in,
             options.setdefault("quiet_floor_ms", HUMAN_QUIET_FLOOR_MS)  # and a bid on its way at its end counts
             options.setdefault("grace_ms", HUMAN_GRACE_MS)
-        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace, seating)
+        return Roster(name, entrants, rounds, fmt, table_size, game, seed, options, points, grace, seating=seating,
+                      bot_grace_s=bot_grace)
 
     def known(self, data: Mapping[str, object], keys: set[str], path: tuple[str | int, ...], label: str) -> None:
         unknown = sorted(set(data) - keys)

@@ -3,7 +3,8 @@
 At a table, the game's winners share 1st place; the other seats follow by score (the game's ``scores``: integers by
 seat, higher is better, whatever the game), and equal scores share a place. Entrants who share a place split the
 points of the places they cover: two tied for 1st with points ``[6, 3, 1, ...]`` get ``(6 + 3) / 2 = 4.5`` each,
-and the next seat is 3rd. Points are exact fractions.
+and the next seat is 3rd. Points are exact fractions. A forfeited seat (a no-show) is last, with no points; the
+others are placed among themselves.
 
 Entrants are ordered by points, then total score, then opponents' points (for every game played, the final
 points of each opponent at that table), all descending, then by name. Entrants equal on the three share a rank.
@@ -28,6 +29,11 @@ class GameResult:
     seats: tuple[int, ...]  # entrant id by seat
     scores: tuple[int, ...]  # by seat, higher is better
     winners: tuple[int, ...]  # seats
+    forfeits: tuple[int, ...] = ()  # seats whose entrant never connected: last, no points
+
+    def places_and_points(self, by_place: Sequence[int]) -> tuple[list[int], list[Fraction]]:
+        """Every seat's finishing place and tournament points (``table_points``)."""
+        return table_points(self.scores, self.winners, by_place, self.forfeits)
 
 
 class StandingRow(TypedDict):
@@ -77,13 +83,18 @@ def result_scores(result: Mapping[str, Any]) -> tuple[int, ...] | None:
     return None if scores is None else tuple(scores)
 
 
-def finishing_places(scores: Sequence[int], winners: Collection[int]) -> list[int]:
-    """The place (1 = first) of every seat; seats that share a place get the best one."""
-    others = sorted((seat for seat in range(len(scores)) if seat not in winners), key=lambda s: -scores[s])
-    places = [1] * len(scores)
+def finishing_places(scores: Sequence[int], winners: Collection[int], forfeits: Collection[int] = ()) -> list[int]:
+    """The place (1 = first) of every seat; seats that share a place get the best one. Forfeited seats share
+    the place after every other seat."""
+    played = [seat for seat in range(len(scores)) if seat not in forfeits]
+    first = [seat for seat in played if seat in winners]
+    others = sorted((seat for seat in played if seat not in winners), key=lambda s: -scores[s])
+    places = [len(played) + 1] * len(scores)
+    for seat in first:
+        places[seat] = 1
     for k, seat in enumerate(others):
         tied = k > 0 and scores[others[k - 1]] == scores[seat]
-        places[seat] = places[others[k - 1]] if tied else len(winners) + k + 1
+        places[seat] = places[others[k - 1]] if tied else len(first) + k + 1
     return places
 
 
@@ -100,6 +111,14 @@ def place_points(places: Sequence[int], by_place: Sequence[int]) -> list[Fractio
     return [covered(place) for place in places]
 
 
+def table_points(scores: Sequence[int], winners: Collection[int], by_place: Sequence[int],
+                 forfeits: Collection[int] = ()) -> tuple[list[int], list[Fraction]]:
+    """Every seat's place and points at a table: forfeited seats last, with no points."""
+    places = finishing_places(scores, winners, forfeits)
+    points = place_points(places, by_place)
+    return places, [Fraction(0) if seat in forfeits else p for seat, p in enumerate(points)]
+
+
 def compute_standings(names: Mapping[int, str], results: Iterable[GameResult], by_place: Sequence[int],
                       dropped: Collection[int] = ()) -> list[Standing]:
     """Every entrant of ``names`` (id -> name), best first."""
@@ -108,7 +127,7 @@ def compute_standings(names: Mapping[int, str], results: Iterable[GameResult], b
     games = dict.fromkeys(names, 0)
     opponents: dict[int, list[int]] = {e: [] for e in names}
     for result in results:
-        earned = place_points(finishing_places(result.scores, result.winners), by_place)
+        _, earned = result.places_and_points(by_place)
         for seat, entrant in enumerate(result.seats):
             points[entrant] += earned[seat]
             score[entrant] += result.scores[seat]

@@ -8,12 +8,12 @@ Tables::
     round       number (1..), state (running, finished)
     game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished),
                 the game's seed (``seeds``), held (its clocks wait for its human players)
-    seat        round, position, seat, entrant id, the seat's token, seen (a human's: connected at least once)
+    seat        round, position, seat, entrant id, the seat's token, seen (connected once), stand_in (replaced)
     result      round, position, the game's result map (JSON)
 
 A table's life: ``start_round`` records the round's seating (pending, before anything exists on the server);
 ``table_started`` adds the server's table id and the seat tokens (running), maybe held until ``clocks_started``
-while ``seat_seen`` notes the humans who connect; ``record_result`` stores the
+while ``seat_seen`` notes who connects (a seat never seen forfeits); ``record_result`` stores the
 result (finished; recording it again changes nothing) and finishes the round with its last table. Every
 change is one transaction. ``load`` reads everything back as a ``Snapshot``. A file written before a column
 existed gets it when opened (``_COLUMNS``).
@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS seat (
     entrant INTEGER NOT NULL REFERENCES entrant (id),
     token TEXT,
     seen INTEGER,
+    stand_in INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (round, position, seat),
     FOREIGN KEY (round, position) REFERENCES game_table (round, position)
 );
@@ -92,6 +93,7 @@ _COLUMNS = (
     ("game_table", "seed", "INTEGER"),
     ("game_table", "held", "INTEGER NOT NULL DEFAULT 0"),
     ("seat", "seen", "INTEGER"),
+    ("seat", "stand_in", "INTEGER NOT NULL DEFAULT 0"),
 )
 
 
@@ -125,20 +127,27 @@ class TableRecord:
     tokens: tuple[str | None, ...]  # by seat; None until the table is started
     result: Result | None  # the game's result map once finished
     seed: int | None = None  # None only for a table paired before seeds were stored
-    held: bool = False  # running with its clocks paused until its human players are connected
-    seen: tuple[bool | None, ...] = ()  # by seat, once started: has a human connected to it; None for a bot
+    held: bool = False  # running with its clocks paused until its players are connected
+    seen: tuple[bool | None, ...] = ()  # by seat, once started: has its entrant connected to it; None: not known
+    stand_ins: tuple[bool, ...] = ()  # by seat: a reference bot plays it (the organiser's ``replace``)
 
     def no_show(self, seat: int) -> bool | None:
-        """A human who never connected to ``seat`` (None for a bot, or a table started before this was noted)."""
+        """An entrant who never connected to ``seat`` (None when not known: no admin token, a table started
+        before this was noted, or one whose game ended unseen)."""
         seen = self.seen[seat] if seat < len(self.seen) else None
         return None if seen is None else not seen
 
+    def stand_in(self, seat: int) -> bool:
+        return seat < len(self.stand_ins) and self.stand_ins[seat]
+
     def game_result(self) -> GameResult | None:
+        """The finished game, a no-show's seat forfeited."""
         if self.result is None or self.server_table is None:
             return None
         scores = result_scores(self.result)
         assert scores is not None  # record_result stores no result without them
-        return GameResult(self.round, self.server_table, self.seats, scores, tuple(self.result["winners"]))
+        forfeits = tuple(seat for seat in range(len(self.seats)) if self.no_show(seat))
+        return GameResult(self.round, self.server_table, self.seats, scores, tuple(self.result["winners"]), forfeits)
 
 
 @dataclass(frozen=True)
@@ -220,7 +229,8 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.renamed: list[tuple[str, str]] = []  # (old, new) names of the entrants ``begin`` renamed
-        self.directory = Path(path).parent
+        self.path = Path(path)
+        self.directory = self.path.parent
         self.directory.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
         self.db.execute("PRAGMA foreign_keys = ON")
@@ -277,9 +287,9 @@ class Store:
         same_kinds = len(stored.entrants) == len(roster.entrants) and all(
             a.kind == b.kind for a, b in zip(stored.entrants, roster.entrants))
         if not same_kinds or replace(stored, entrants=roster.entrants) != roster:
-            raise StoreError(f"this file holds the tournament {stored.name!r} with another roster; use another data "
-                             "directory, or the roster it was started with (mid-event, only entrants' names and bot "
-                             "commands may change, each entrant in its place)")
+            raise StoreError(f"{self.path} holds the tournament {stored.name!r}, begun with another roster; use "
+                             "another data directory (--data), or the roster it was begun with (mid-event, only "
+                             "entrants' names and bot commands may change, each entrant in its place)")
         changed = [(i, a, b) for i, (a, b) in enumerate(zip(stored.entrants, roster.entrants), 1) if a != b]
         with self.db:
             self.db.execute("UPDATE tournament SET roster = ?", (json.dumps(roster.to_dict(), sort_keys=True),))
@@ -299,10 +309,11 @@ class Store:
             for i, name, bot, dropped in self.db.execute(
                 "SELECT id, name, bot, dropped_after FROM entrant ORDER BY id")
         )
-        seats: dict[tuple[int, int], list[tuple[int, str | None, bool | None]]] = {}
-        for rnd, pos, entrant, token, seen in self.db.execute(
-                "SELECT round, position, entrant, token, seen FROM seat ORDER BY round, position, seat"):
-            seats.setdefault((rnd, pos), []).append((entrant, token, None if seen is None else bool(seen)))
+        seats: dict[tuple[int, int], list[tuple[int, str | None, bool | None, bool]]] = {}
+        for rnd, pos, entrant, token, seen, stand_in in self.db.execute(
+                "SELECT round, position, entrant, token, seen, stand_in FROM seat ORDER BY round, position, seat"):
+            seats.setdefault((rnd, pos), []).append((entrant, token, None if seen is None else bool(seen),
+                                                     bool(stand_in)))
         results = {(rnd, pos): json.loads(text) for rnd, pos, text in
                    self.db.execute("SELECT round, position, result FROM result")}
         tables: dict[int, list[TableRecord]] = {}
@@ -310,8 +321,8 @@ class Store:
                 "SELECT round, position, server_table, state, seed, held FROM game_table ORDER BY round, position"):
             sat = seats[(rnd, pos)]
             tables.setdefault(rnd, []).append(TableRecord(
-                rnd, pos, tuple(e for e, _, _ in sat), state, server_table, tuple(t for _, t, _ in sat),
-                results.get((rnd, pos)), seed, bool(held), tuple(seen for _, _, seen in sat)))
+                rnd, pos, tuple(s[0] for s in sat), state, server_table, tuple(s[1] for s in sat),
+                results.get((rnd, pos)), seed, bool(held), tuple(s[2] for s in sat), tuple(s[3] for s in sat)))
         rounds = tuple(RoundRecord(n, state == "finished", tuple(tables.get(n, ())))
                        for n, state in self.db.execute("SELECT number, state FROM round ORDER BY number"))
         return Snapshot(parse_roster(json.loads(row[0]), "stored roster"), row[1], bool(row[2]), row[3], entrants,
@@ -334,9 +345,10 @@ class Store:
                                     [(number, pos, seat, e) for seat, e in enumerate(table)])
 
     def table_started(self, round_number: int, position: int, server_table: str, tokens: Sequence[str],
-                      held: bool = False) -> None:
+                      held: bool = False, watched: bool = False) -> None:
         """The table exists on the server as ``server_table``; ``tokens`` by seat; ``held``: its clocks are
-        paused until its humans are connected. Its humans' seats are noted as not seen yet."""
+        paused until its players are connected. ``watched``: who connects is known (the admin token), so its
+        seats are noted as not seen yet."""
         with self.db:
             changed = self.db.execute(
                 "UPDATE game_table SET server_table = ?, state = 'running', held = ? "
@@ -350,24 +362,32 @@ class Store:
                 raise StoreError(f"table {round_number}.{position} has {seats} seats, not {len(tokens)} tokens")
             self.db.executemany("UPDATE seat SET token = ? WHERE round = ? AND position = ? AND seat = ?",
                                 [(token, round_number, position, seat) for seat, token in enumerate(tokens)])
-            self.db.execute("UPDATE seat SET seen = 0 WHERE round = ? AND position = ? AND entrant IN "
-                            "(SELECT id FROM entrant WHERE kind = 'human')", (round_number, position))
+            if watched:
+                self.db.execute("UPDATE seat SET seen = 0 WHERE round = ? AND position = ?", (round_number, position))
 
     def clocks_started(self, server_table: str) -> None:
-        """A held table's clocks run: every human is connected, or the grace is over."""
+        """A held table's clocks run: every player is connected, or the grace is over."""
         with self.db:
             self.db.execute("UPDATE game_table SET held = 0 WHERE server_table = ?", (server_table,))
 
     def seat_seen(self, server_table: str, seat: int) -> None:
-        """A human is connected to ``seat`` of ``server_table`` (noted once; bots' seats are not noted)."""
+        """The entrant of ``seat`` of ``server_table`` is connected to it (noted once)."""
         with self.db:
             self.db.execute(
                 "UPDATE seat SET seen = 1 WHERE seat = ? AND seen = 0 AND (round, position) = "
                 "(SELECT round, position FROM game_table WHERE server_table = ?)", (seat, server_table))
 
-    def record_result(self, server_table: str, result: Mapping[str, Any]) -> bool:
+    def seat_replaced(self, server_table: str, seat: int) -> None:
+        """A reference bot plays ``seat`` of ``server_table`` from now on (the organiser's ``replace``)."""
+        with self.db:
+            self.db.execute(
+                "UPDATE seat SET stand_in = 1 WHERE seat = ? AND (round, position) = "
+                "(SELECT round, position FROM game_table WHERE server_table = ?)", (seat, server_table))
+
+    def record_result(self, server_table: str, result: Mapping[str, Any], seen_known: bool = True) -> bool:
         """Store a running table's result (needs ``winners`` and ``scores``, or the ``dollars`` of older
-        results); False if it was already stored."""
+        results); False if it was already stored. ``seen_known`` False: the game ended while nobody watched who
+        connected, so its seats not seen are not known to be no-shows (and forfeit nothing)."""
         row = self.db.execute("SELECT round, position, state FROM game_table WHERE server_table = ?",
                               (server_table,)).fetchone()
         if row is None:
@@ -381,6 +401,9 @@ class Store:
             self.db.execute("INSERT INTO result (round, position, result) VALUES (?, ?, ?)",
                             (rnd, pos, json.dumps(dict(result), sort_keys=True)))
             self.db.execute("UPDATE game_table SET state = 'finished' WHERE round = ? AND position = ?", (rnd, pos))
+            if not seen_known:
+                self.db.execute("UPDATE seat SET seen = NULL WHERE round = ? AND position = ? AND seen = 0",
+                                (rnd, pos))
             self.db.execute(
                 "UPDATE round SET state = 'finished' WHERE number = ? AND NOT EXISTS "
                 "(SELECT 1 FROM game_table WHERE round = ? AND state != 'finished')", (rnd, rnd))

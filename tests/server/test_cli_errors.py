@@ -175,6 +175,7 @@ def test_serve_on_a_port_in_use_says_so_and_prints_no_banner(tmp_path, busy_port
     code, out, err = run("serve", "--port", str(busy_port), "--sync", "off", cwd=tmp_path)
     assert code == 1 and out == ""
     assert f"port {busy_port} is already in use" in one_line(err)
+    assert "with --port (0: any free one; under make: PORT=...)" in err  # what `make run` takes
 
 
 def test_tournament_on_a_port_in_use_says_so(tmp_path, busy_port):
@@ -182,6 +183,7 @@ def test_tournament_on_a_port_in_use_says_so(tmp_path, busy_port):
     code, out, err = run("tournament", "--roster", str(roster), "--port", str(busy_port), "--data", "t", cwd=tmp_path)
     assert code == 1
     assert f"port {busy_port} is already in use" in one_line(err)
+    assert not (tmp_path / "t" / "tournament.sqlite").exists()  # nothing played: no claim on the directory
 
 
 def test_a_data_directory_that_cannot_be_made_is_one_line(tmp_path):
@@ -189,6 +191,7 @@ def test_a_data_directory_that_cannot_be_made_is_one_line(tmp_path):
     code, out, err = run("serve", "--port", "0", "--data", "a-file/data", cwd=tmp_path)
     assert code == 1 and out == ""
     assert one_line(err).startswith("parsimonia serve: cannot write a-file/data")
+    assert "give --data a directory this user may write (under make: DATA=...;" in err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write a read-only directory")

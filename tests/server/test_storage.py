@@ -299,7 +299,7 @@ def test_a_second_opener_of_a_directory_is_refused_with_the_holders_pid_until_it
     with pytest.raises(DataDirBusy) as refused:
         DataDir(str(tmp_path))
     assert str(refused.value) == (f"data directory {tmp_path} is in use by process {os.getpid()}; "
-                                  "stop it or use another --data")
+                                  "stop it or use another --data (under make: DATA=...)")
     assert isinstance(refused.value, OSError)
     first.close()
     DataDir(str(tmp_path)).close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import signal
 import sys
@@ -28,8 +29,17 @@ async def test_a_crashing_bot_is_reported_with_its_status_and_last_lines_then_gi
     assert len(told) == 2
     assert told[0].startswith("bot b1 exited with status 2; restarting it. Last lines of ")
     assert told[0].splitlines()[1:] == ["    line 4", "    line 5", "    line 6", "    line 7", "    Traceback: boom"]
-    assert "giving up after 1 restarts" in told[1]
+    assert "giving up after 1 restarts (`replace b1` has a greedy bot play its seat)" in told[1]
     assert log.read_text().startswith("an earlier game's output\n")  # the log keeps everything
+
+
+async def test_a_crash_reaches_the_organisers_terminal_once_not_again_in_the_log(tmp_path):
+    """The director's terminal shows both the told lines and the warnings logged: a crash was there twice (#38)."""
+    stream = io.StringIO()
+    logs.configure(level=logging.WARNING, stream=stream)
+    told: list[str] = []
+    await run_bot_process("b1", CRASH, {}, str(tmp_path / "b1.log"), told.append, max_restarts=1)
+    assert len(told) == 2 and stream.getvalue() == ""
 
 
 async def test_a_bot_that_cannot_start_is_reported_once(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.tournament.console import render_standings, render_tables, seat_line
+from server.tournament.console import progress, render_standings, render_tables, seat_line
 from server.tournament.export import tournament_document
 from server.tournament.presence import SeatWatch
 from server.tournament.roster import Entrant, Roster
@@ -26,7 +26,7 @@ def snapshot(tmp_path) -> Snapshot:
 
 def test_the_standings_table_has_a_score_column(snapshot):
     lines = render_standings(tournament_document(snapshot)).splitlines()
-    assert lines[0] == "Console cup: after round 0 of 2"
+    assert lines[0] == "Console cup: round 1 of 2, 0 of 2 tables finished"
     assert lines[1].split() == ["#", "name", "points", "score", "games"]
 
 
@@ -51,3 +51,19 @@ def test_every_running_seat_shows_its_presence_and_every_human_their_token(snaps
 
 def test_without_the_admin_token_presence_is_unknown(snapshot):
     assert "Ada                      human presence unknown  token ada-token" in render_tables(snapshot, None, 0)
+
+
+def test_the_heading_says_which_round_is_being_played_not_only_the_rounds_finished(snapshot, tmp_path):
+    """Not "after round 0 of 2" while round 1 is being played (#38)."""
+    doc = tournament_document(snapshot)
+    assert progress({**doc, "rounds": []}) == "before round 1 of 2"
+    assert progress(doc) == "round 1 of 2, 0 of 2 tables finished"
+    with Store(tmp_path / "other.sqlite") as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2], [3, 4]], [1, 2])
+        store.table_started(1, 1, "t1", ["a", "b"])
+        store.table_started(1, 2, "t2", ["c", "d"])
+        store.record_result("t1", {"scores": [1, 2], "winners": [1]})
+        assert progress(tournament_document(store.load())) == "round 1 of 2, 1 of 2 tables finished"
+        store.record_result("t2", {"scores": [1, 2], "winners": [1]})
+        assert progress(tournament_document(store.load())) == "after round 1 of 2"

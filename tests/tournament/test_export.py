@@ -20,13 +20,14 @@ def snapshot(tmp_path) -> Snapshot:
     with Store(tmp_path / "t.sqlite") as store:
         store.begin(ROSTER, seed=1)
         store.start_round(1, [[1, 2], [3, 4]], [101, 102])
-        store.table_started(1, 1, "t1", ["a", "b"])
-        store.table_started(1, 2, "t2", ["c", "d"])
+        store.table_started(1, 1, "t1", ["a", "b"], watched=True)
+        store.table_started(1, 2, "t2", ["c", "d"])  # who connected is not known: nobody forfeits
         store.seat_seen("t1", 0)  # Ada played round 1 ...
+        store.seat_seen("t1", 1)
         store.record_result("t1", {"scores": [700, 700], "winners": [0, 1], "reason": "clock"})
         store.record_result("t2", {"scores": [100, 900], "winners": [1], "reason": "agreement"})
         store.start_round(2, [[1, 4], [2, 3]], [201, 202])
-        store.table_started(2, 1, "t3", ["e", "f"])  # ... and has not connected in round 2 yet
+        store.table_started(2, 1, "t3", ["e", "f"], watched=True)  # ... and has not connected in round 2 yet
         return store.load()
 
 
@@ -40,7 +41,7 @@ def test_the_document_has_standings_and_every_round_with_places_and_points(snaps
     shared = first["tables"][0]
     assert (shared["server_table"], shared["reason"], shared["replay"]) == ("t1", "clock", "replays/t1.journal")
     assert [(s["name"], s["place"], s["points"], s["no_show"]) for s in shared["seats"]] == [
-        ("Ada", 1, 4.5, False), ("Bo", 1, 4.5, None)]
+        ("Ada", 1, 4.5, False), ("Bo", 1, 4.5, False)]
     running, pending = second["tables"]
     assert (running["state"], running["reason"], running["replay"]) == ("running", None, None)
     assert running["seats"][0] == {"seat": 0, "name": "Ada", "score": None, "place": None, "points": None,
@@ -66,7 +67,8 @@ def test_write_exports_writes_json_and_csv_files_in_standings_and_game_order(sna
         results = list(csv.DictReader(f))
     assert [(r["round"], r["table"], r["server_table"], r["seat"], r["name"], r["score"], r["place"], r["points"],
              r["no_show"]) for r in results] == [
-        ("1", "1", "t1", "0", "Ada", "700", "1", "4.5", "False"), ("1", "1", "t1", "1", "Bo", "700", "1", "4.5", ""),
+        ("1", "1", "t1", "0", "Ada", "700", "1", "4.5", "False"),
+        ("1", "1", "t1", "1", "Bo", "700", "1", "4.5", "False"),
         ("1", "2", "t2", "0", "Cy", "100", "2", "3", ""), ("1", "2", "t2", "1", "Di", "900", "1", "6", "")]
 
 
@@ -87,3 +89,21 @@ def test_finished_games_replay_files_are_copied_beside_the_exports(snapshot, tmp
     assert not (tmp_path / "export" / "replays" / "t2.journal").exists()  # no such file on the server
     assert not (tmp_path / "export" / "replays" / "t3.journal").exists()  # not finished
     assert written[-1] == tmp_path / "export" / "replays" / "t1.journal"
+
+
+def test_a_no_show_is_last_at_the_table_with_no_points_in_the_exports(tmp_path):
+    """Bea never opened her link: no points, last place, in the document and in results.csv (#38)."""
+    roster = Roster("No-show cup", (Entrant("Ada"), Entrant("Bea"), Entrant("Cy", ("bot", "{token}"))), rounds=2,
+                    table_size=3)
+    with Store(tmp_path / "t.sqlite") as store:
+        store.begin(roster, seed=1)
+        store.start_round(1, [[2, 1, 3]], [101])
+        store.table_started(1, 1, "t1", ["b", "a", "c"], watched=True)
+        store.seat_seen("t1", 1)
+        store.seat_seen("t1", 2)
+        store.record_result("t1", {"scores": [1000, 800, 1200], "winners": [2], "reason": "clock"})
+        doc = tournament_document(store.load())
+    seats = doc["rounds"][0]["tables"][0]["seats"]
+    assert [(s["name"], s["place"], s["points"], s["no_show"]) for s in seats] == [
+        ("Bea", 3, 0, True), ("Ada", 2, 3, False), ("Cy", 1, 6, False)]
+    assert [(e["name"], e["points"]) for e in doc["entrants"]] == [("Cy", 6), ("Ada", 3), ("Bea", 0)]

@@ -43,3 +43,27 @@ def test_a_forgotten_table_is_neither_watched_nor_started():
     watch.forget("t1")
     changes = watch.update({("t1", 0)}, now=5)
     assert (changes.arrived, changes.start, watch.missing("t1")) == ([], [], [])
+
+
+def test_a_held_table_waits_for_its_bots_too_each_seat_for_its_own_grace():
+    """A bot slow to start (a loaded machine) holds its table's clocks, for the bots' grace at most (#38)."""
+    watch = SeatWatch(grace_s=300, bot_grace_s=60)
+    watch.follow("t1", {}, held=True, now=0, bots={0: "greedy-1", 1: "random-1"})
+    watch.follow("t2", {1: "Ada"}, held=True, now=0, bots={0: "greedy-2"})
+    changes = watch.update({("t1", 0), ("t2", 1)}, now=1)
+    assert changes.start == [] and changes.seen == [("t1", 0), ("t2", 1)] and changes.arrived == [("t2", 1, "Ada")]
+    assert watch.missing("t1") == ["random-1"] and watch.waiting == {"t1": 60, "t2": 300}
+    changes = watch.update({("t1", 0), ("t1", 1), ("t2", 1)}, now=2)
+    assert changes.start == [("t1", [])] and changes.seen == [("t1", 1)]
+    assert watch.update({("t1", 0), ("t1", 1), ("t2", 1)}, now=59).start == []  # t2 waits for its bot
+    assert watch.update({("t1", 0), ("t1", 1), ("t2", 1)}, now=60).start == [("t2", ["greedy-2"])]
+
+
+def test_seats_connected_before_a_table_is_first_seen_count_as_seen():
+    watch = SeatWatch(grace_s=300, bot_grace_s=60)
+    watch.update({("t1", 0)}, now=0)  # the bot connected before the director followed its table
+    watch.follow("t1", {}, held=True, now=0, bots={0: "greedy-1"})
+    assert "t1" not in watch.observed
+    changes = watch.update({("t1", 0)}, now=1)
+    assert changes.seen == [("t1", 0)] and changes.start == [("t1", [])] and "t1" in watch.observed
+    assert watch.update({("t1", 0)}, now=2).seen == []  # told once

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from server.tournament.standings import (GameResult, compute_standings, finishing_places, number, place_points,
-                                         result_scores)
+                                         result_scores, table_points)
 
 POINTS = (6, 3, 1, 0, 0, 0)
 NAMES = {1: "Ada", 2: "Bo", 3: "Cy", 4: "Di"}
@@ -92,3 +92,18 @@ def test_a_result_gives_its_scores_and_an_older_one_its_dollars():
     assert result_scores({"scores": [0, 7], "winners": [1]}) == (0, 7)  # a game without dollars
     assert result_scores({"dollars": [900, 100], "winners": [0]}) == (900, 100)  # stored before `scores`
     assert result_scores({"winners": [0]}) is None
+
+
+def test_a_forfeited_seat_is_last_with_no_points_and_the_others_are_placed_among_themselves():
+    """A no-show (never connected) earns nothing, whatever the seat scored (#38)."""
+    assert finishing_places([900, 500, 700, 300], [0], forfeits=[0]) == [4, 2, 1, 3]
+    places, points = table_points([900, 500, 700, 300], [0], POINTS, forfeits=[0])
+    assert (places, points) == ([4, 2, 1, 3], [0, 3, 6, 1])
+    assert table_points([500, 500, 900], [2], POINTS, forfeits=[0, 1]) == ([2, 2, 1], [0, 0, 6])
+
+
+def test_a_no_show_earns_no_points_and_stands_below_everyone_who_played():
+    """Bea never showed up in three rounds; Ada played and lost every game: Ada is above her."""
+    results = [GameResult(r, f"t{r}", (1, 2, 3), (800, 1000, 900), (1,), forfeits=(1,)) for r in (1, 2, 3)]
+    table = compute_standings({1: "Ada", 2: "Bea", 3: "Cy"}, results, (6, 3, 1))
+    assert [(s.name, s.points) for s in table] == [("Cy", 18), ("Ada", 9), ("Bea", 0)]

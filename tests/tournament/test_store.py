@@ -91,23 +91,68 @@ def test_a_file_written_before_table_seeds_opens_with_its_seed_kept_as_the_organ
     assert [t.seed for t in tables] == snap.table_seeds(1, 2, secret)
 
 
-def test_a_held_table_and_the_humans_seen_at_it_read_back_until_its_clocks_start(path):
+def test_a_held_table_and_the_entrants_seen_at_it_read_back_until_its_clocks_start(path):
     with Store(path) as store:
         store.begin(ROSTER, seed=1)
         store.start_round(1, [[2, 1, 3, 4], [5, 6, 7, 8]], [101, 102])
-        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"], held=True)
-        store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"], held=True, watched=True)
+        store.table_started(1, 2, "t2", ["k5", "k6", "k7", "k8"])  # nobody watches who connects
     with Store(path) as store:
         first, second = store.load().rounds[0].tables
         assert (first.held, first.seen, first.no_show(1), first.no_show(0)) == (
-            True, (None, False, None, None), True, None)  # Ada (a human) sits in seat 1; the bots are not noted
-        assert (second.held, second.seen) == (False, (None,) * 4)
+            True, (False,) * 4, True, True)  # humans and bots alike
+        assert (second.held, second.seen, second.no_show(0)) == (False, (None,) * 4, None)
         store.seat_seen("t1", 1)
-        store.seat_seen("t1", 0)  # a bot's seat: nothing to note
+        store.seat_seen("t1", 0)
+        store.seat_seen("t2", 0)  # not watched: stays not known
         store.clocks_started("t1")
     with Store(path) as store:
-        first = store.load().rounds[0].tables[0]
-    assert (first.held, first.seen, first.no_show(1)) == (False, (None, True, None, None), False)
+        first, second = store.load().rounds[0].tables
+    assert (first.held, first.seen, first.no_show(1)) == (False, (True, True, False, False), False)
+    assert second.seen == (None,) * 4
+
+
+def test_a_no_show_forfeits_last_at_the_table_with_no_points_whatever_the_score(path):
+    """Ada never connected: her seat's score (a stand-in's, say) was the best, yet she gets nothing (#38)."""
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"], watched=True)
+        for seat in (1, 2, 3):
+            store.seat_seen("t1", seat)
+        store.record_result("t1", result([900, 500, 300, 100], [0]))
+        table = store.load().rounds[0].tables[0]
+        snap = store.load()
+    game = table.game_result()
+    assert game.forfeits == (0,)
+    assert game.places_and_points(ROSTER.points) == ([4, 1, 2, 3], [0, 6, 3, 1])
+    points = {s.name: s.points for s in snap.standings()}
+    assert (points["Ada"], points["bot-1"], points["bot-2"], points["bot-3"]) == (0, 6, 3, 1)
+    assert [s.name for s in snap.standings() if s.games][-1] == "Ada"
+
+
+def test_a_game_that_ended_unseen_forfeits_nobody(path):
+    """A director that was down while a table played out cannot tell a no-show: its unseen seats become not
+    known, and keep their points."""
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        store.start_round(1, [[1, 2, 3, 4], [5, 6, 7, 8]], [101, 102])
+        store.table_started(1, 1, "t1", ["k1", "k2", "k3", "k4"], watched=True)
+        store.seat_seen("t1", 1)
+        store.record_result("t1", result([900, 500, 300, 100], [0]), seen_known=False)
+        table = store.load().rounds[0].tables[0]
+    assert table.seen == (None, True, None, None) and table.game_result().forfeits == ()
+    assert table.game_result().places_and_points(ROSTER.points)[1] == [6, 3, 1, 0]
+
+
+def test_a_seat_replaced_by_the_organiser_reads_back_after_reopening(path):
+    with Store(path) as store:
+        store.begin(ROSTER, seed=1)
+        play_round_one(store)
+        store.seat_replaced("t2", 2)
+    with Store(path) as store:
+        second = store.load().rounds[0].tables[1]
+    assert second.stand_ins == (False, False, True, False) and second.stand_in(2) and not second.stand_in(0)
 
 
 def test_tables_seats_tokens_and_results_read_back_after_reopening(path):
