@@ -15,7 +15,8 @@ or with the top bit set, a continuation with no message begun or a new message b
 close frame of one byte or with a code a peer may not send, text or a close reason that is not UTF-8 (1007),
 and a message longer than ``max_message`` (1009, told by the header that makes it so, before any of its payload
 is read or held), where a fragment after the first counts its header too (6 bytes or more: a message of empty
-fragments ends too). So what it holds is at most one message, of at most ``max_message`` bytes with its headers;
+fragments ends too), or of more than ``MAX_FRAGMENTS`` fragments (1009: parsing thousands of tiny frames costs the
+server milliseconds). So what it holds is at most one message, of at most ``max_message`` bytes with its headers;
 once it refused, it holds nothing.
 
 A message of one whole frame (what every client of ours sends) is parsed straight from the bytes read, and
@@ -34,6 +35,7 @@ _CONTINUATION, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0
 # (which wsproto 1.3 does not know) is refused as wsproto refuses it, so that both readers agree
 _PEER_CODES = frozenset((*range(1000, 1004), *range(1007, 1014), *range(3000, 5000)))
 
+MAX_FRAGMENTS = 1024  # frames one message may come in: a 64 KiB message in 64-byte frames
 Event = tuple[int, Any]
 
 
@@ -131,6 +133,8 @@ class FrameReader:
             so_far = self._size + head if opcode == _CONTINUATION else 0
             if so_far + length > self.max_message:
                 return TOO_BIG, f"a message may have at most {self.max_message} bytes"
+            if opcode == _CONTINUATION and len(self._parts) >= MAX_FRAGMENTS:
+                return TOO_BIG, f"a message may come in at most {MAX_FRAGMENTS} frames"
         if first & 0x70:
             return PROTOCOL_ERROR, "a reserved bit is set"
         if not second & 0x80:

@@ -14,7 +14,7 @@ from wsproto.events import CloseConnection, Message, Ping, Pong
 from wsproto.extensions import Extension
 from wsproto.frame_protocol import CloseReason, Opcode, RsvBits
 
-from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader, unmask
+from server.transport.wsreader import CLOSE, MAX_FRAGMENTS, MESSAGE, PING, PONG, VIOLATION, FrameReader, unmask
 
 MAX = 300  # small, so that over-long messages come up often
 
@@ -151,6 +151,15 @@ def test_a_fragmented_message_within_the_bound_with_its_headers_is_read_whole():
               client_frame(0x0, b"c" * 94)]  # 100 + (6 + 94) * 2 = MAX
     assert reader.feed(b"".join(pieces)) == [(MESSAGE, b"a" * 100 + b"b" * 94 + b"c" * 94)]
     assert FrameReader(MAX - 1).feed(b"".join(pieces))[-1][0] == VIOLATION
+
+
+def test_a_message_of_more_fragments_than_the_cap_is_refused_1009():
+    reader = FrameReader(1 << 20)
+    piece = client_frame(0x0, b"x", fin=False)
+    assert reader.feed(client_frame(0x2, b"x", fin=False) + piece * (MAX_FRAGMENTS - 1)) == []
+    assert reader.feed(piece) == [(VIOLATION, (1009, f"a message may come in at most {MAX_FRAGMENTS} frames"))]
+    assert FrameReader(1 << 20).feed(client_frame(0x2, b"x", fin=False) + piece * (MAX_FRAGMENTS - 2)
+                                     + client_frame(0x0, b"x")) == [(MESSAGE, b"x" * MAX_FRAGMENTS)]
 
 
 def test_a_message_that_comes_a_byte_at_a_time_is_held_once_and_read_whole():
