@@ -192,8 +192,8 @@ class Server:
         self._refused(ip, why)
         try:
             sock.send(_UNREAD_REFUSALS[why], socket.MSG_DONTWAIT)  # a new socket's buffer takes it, or it is lost
-            sock.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT)  # what came already (its request): else closing resets the
-            # connection, and the client may lose the 429
+            # what came already (its request): else closing resets the connection, and the client may lose the 429
+            metrics.traffic.bytes_read += len(sock.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT))
         except OSError:
             pass
         return False

@@ -11,7 +11,8 @@ client may reconnect and resume its seat.
 What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second
 (token buckets, WebSocket pings and pongs counted as messages; a frame over the rate is answered ``rate_limited``
 and dropped, and a run of such frames closes the connection, after which its address may not connect again for
-``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is pinged, then closed if it does not answer).
+``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is pinged, then closed if it
+does not answer).
 
 Every connection is also pinged as its hello is answered and then every ``rtt_ping_s``, busy or not: the pongs
 time its round trip (``server.transport.websocket``), which its ``pong`` replies and the organiser's
@@ -23,7 +24,7 @@ connections at a time: a reader woken by a timer to send one cost the server fou
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 import trio
 
@@ -40,6 +41,7 @@ from server.turns import QUANTUM
 if TYPE_CHECKING:
     from server.app import Server
 
+T = TypeVar("T")
 POLICY_VIOLATION = 1008
 ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
 
@@ -120,6 +122,7 @@ class Connection:
                 await self._reader()
         finally:
             self.closed = True
+            self.ws.on_control = None  # a cycle through this bound method would outlive it (server/collector.py)
             for topic in self.topics:
                 self.lobby.unfollow(topic, self)
             for table_id in self.tables:
@@ -149,7 +152,7 @@ class Connection:
             if idle.cancelled_caught:
                 self._idle()
 
-    async def _in_turn(self, handle: Callable[[], bool]) -> bool:
+    async def _in_turn(self, handle: Callable[[], T]) -> T:
         """``handle()`` in a turn of this connection's address (``server.turns``), charged the server time it took."""
         turns = self.server.turns
         if turns.alone(self.address):  # no other address reads: nothing to share, no turn taken
@@ -204,15 +207,20 @@ class Connection:
         return {"rtt_ms": min(smoothed, messages.MAX_RTT_MS), "rtt_last_ms": min(last, messages.MAX_RTT_MS)}
 
     async def _receive(self) -> dict[str, object] | None:
-        """The next frame decoded, or None when the connection is over. Bad frames are answered here."""
+        """The next frame decoded, or None when the connection is over. Bad frames are answered here. Read, parsed and
+        checked in the address's turns, as every later message is: what comes before a hello costs its address too."""
         while not self.closed:
-            frame = await self.ws.receive()
-            if frame is None:
-                return None
-            msg = self._checked(frame)
+            await self.ws.wait_input()
+            msg = await self._in_turn(self._next_checked)
             if msg is not None:
                 return msg
+            if self.ws.over:
+                return None
         return None
+
+    def _next_checked(self) -> dict[str, object] | None:
+        frame = self.ws.receive_nowait()
+        return None if frame is None else self._checked(frame)
 
     def _checked(self, frame: bytes | str) -> dict[str, object] | None:
         """``frame`` decoded, if it is within the rates and decodes; else answered here, and None."""

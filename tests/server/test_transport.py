@@ -4,9 +4,11 @@ split across reads, slow readers, and frames shared between connections."""
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import struct
+import weakref
 from collections import deque
 from typing import Any
 
@@ -21,7 +23,7 @@ from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
 from server.limits import ClientLimits
 from server.metrics import traffic
-from server.transport import burst, frames, sockets, websocket
+from server.transport import burst, frames, sockets, websocket, wsreader
 from server.transport.websocket import WebSocket
 
 HANDSHAKE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -151,18 +153,26 @@ async def test_a_fragmented_message_counts_all_its_frames(server):
     assert (await wire.closed()).code == 1009
 
 
-async def test_a_message_of_empty_fragments_is_closed_1009_once_their_headers_reach_the_bound(server):
+async def test_a_fragmented_message_is_closed_1009_once_its_fragments_with_their_headers_reach_the_bound(server):
     wire = await Wire.open(server)
     limit = server.config.limits.max_frame_bytes
-    empty = client_frame(CONTINUATION, b"", fin=False)  # 6 bytes: its header and its mask
-    await wire.stream.send_all(client_frame(BINARY, b"", fin=False) + empty * (limit // len(empty)))
-    await wire.send(encode({"type": "ping", "id": 1}), PING)  # still within the bound: still answered
+    piece = client_frame(CONTINUATION, b"\x00" * 100, fin=False)  # 106 bytes with its header and its mask
+    await wire.stream.send_all(client_frame(BINARY, b"", fin=False) + piece * (limit // len(piece)))
+    await wire.send(b"still there", PING)  # within the bound: still answered
     assert isinstance(await wire.event(), Pong)
+    await wire.stream.send_all(piece)  # 100 bytes more of payload would still be within it
+    assert (await wire.closed()).code == 1009
+
+
+async def test_a_message_of_empty_fragments_is_closed_1009_after_the_most_frames_a_message_may_come_in(server):
+    wire = await Wire.open(server)
+    empty = client_frame(CONTINUATION, b"", fin=False)  # 6 bytes: its header and its mask
     try:
-        await wire.stream.send_all(empty * 1000)
+        await wire.stream.send_all(client_frame(BINARY, b"", fin=False) + empty * wsreader.MAX_FRAGMENTS)
     except trio.BrokenResourceError:
         pass
-    assert (await wire.closed()).code == 1009
+    close = await wire.closed()
+    assert close.code == 1009 and "frames" in close.reason
 
 
 async def test_what_a_client_refused_1009_still_sends_is_read_no_further_than_a_short_drain(server):
@@ -221,6 +231,26 @@ async def test_pings_and_pongs_over_the_rate_are_refused_and_close_the_connectio
         elif isinstance(event, BytesMessage):
             refused += msgpack.unpackb(event.data)["code"] == "rate_limited"
     assert event.code == 1008 and refused == rate.strikes and pongs < flood
+
+
+async def test_a_connection_closed_is_freed_at_once_not_left_to_the_cycle_collector(server):
+    """The server's collector reclaims cycles only every 10 minutes (server/collector.py): a connection must hold
+    none, or every connection made until then stays in memory."""
+    gc.disable()
+    try:
+        wire = await Wire.open(server)
+        await wire.stream.send_all(client_frame(PING, b"counted"))
+        assert isinstance(await wire.event(), Pong)
+        freed = weakref.ref(next(iter(server.connections.values())))
+        await wire.stream.send_all(client_frame(BINARY, b"\x80", masked=False))
+        assert (await wire.closed()).code == 1002
+        await wire.stream.aclose()
+        with trio.fail_after(5):
+            while server._websockets:
+                await trio.sleep(0.01)
+        assert freed() is None
+    finally:
+        gc.enable()
 
 
 async def test_pings_count_towards_the_addresss_budget_shared_by_its_connections(start_server):
