@@ -34,8 +34,8 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from server.limits import spread
 from server import metrics
+from server.limits import spread
 from server.metrics import traffic
 from server.transport import frames
 from server.transport.burst import Burst
