@@ -230,7 +230,8 @@ async def test_pings_and_pongs_over_the_rate_are_refused_and_close_the_connectio
             pongs += 1
         elif isinstance(event, BytesMessage):
             refused += msgpack.unpackb(event.data)["code"] == "rate_limited"
-    assert event.code == 1008 and refused == rate.strikes and pongs < flood
+    # each refusal a strike; a ping taken as the budget refills meanwhile takes one away
+    assert event.code == 1008 and refused >= rate.strikes and pongs < flood
 
 
 async def test_a_connection_closed_is_freed_at_once_not_left_to_the_cycle_collector(server):
@@ -254,7 +255,8 @@ async def test_a_connection_closed_is_freed_at_once_not_left_to_the_cycle_collec
 
 
 async def test_pings_count_towards_the_addresss_budget_shared_by_its_connections(start_server):
-    server = await start_server(client=ClientLimits(address_messages_per_s=50, burst_s=1.0))
+    # 50 at once, then one every 2 s: nothing refills while the test runs
+    server = await start_server(client=ClientLimits(address_messages_per_s=0.5, burst_s=100.0))
     one, two = await Wire.open(server), await Wire.open(server)
     await one.stream.send_all(b"".join(client_frame(PING, b"") for _ in range(60)))
     await two.send(encode({"type": "ping", "id": 3}))
