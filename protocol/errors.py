@@ -26,8 +26,8 @@ ERROR_CODES: dict[str, str] = {
     "already_seated": "This connection already holds a seat at that table.",
     "not_seated": "This connection holds no seat at that table.",
     "bad_token": "The resume token does not match that table.",
-    "rate_limited": "Too many messages or bytes (of this connection, or of all its address's connections together), "
-    "or too many tables created; slow down. The message was dropped; the error carries its `re` when it had an id. "
+    "rate_limited": "Too many messages or bytes (of this connection, or of all its address's connections together; "
+    "WebSocket pings and pongs count), or too many tables created; slow down. The message was dropped; the error carries its `re` when it had an id. "
     "Closes once its refusals outnumber the messages accepted since by 20 (each refusal a strike, each message "
     "accepted takes one away); the address may then open no connection for 10 s (HTTP 429).",
     "forbidden": "An admin request without the right admin token, or a create that needs one.",

@@ -16,7 +16,7 @@ import trio
 
 from protocol import messages
 from protocol.codec import Limits
-from server import logs
+from server import logs, metrics
 from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
 from server.connection import Connection, time_round_trips
@@ -39,6 +39,10 @@ FLOODED = "this address flooded the server; wait and connect again"
 TOO_MANY_REQUESTS = "too many HTTP requests from this address; wait"
 TOO_MANY_HANDSHAKES = "too many WebSocket handshakes from this address; wait"
 RETRY = [("retry-after", "1")]  # a budget refused: it refills within the second
+TOO_MANY_WEBSOCKETS = "too many connections from this address"
+# each 429's reason as /metrics counts it (parsimonia_http_refusals)
+_REASONS = {TOO_MANY_HTTP: "http_connections", FLOODED: "struck_out", TOO_MANY_REQUESTS: "http_requests",
+            TOO_MANY_HANDSHAKES: "handshakes", TOO_MANY_WEBSOCKETS: "websockets"}
 
 
 def _unread_refusal(why: str, retry: bool) -> bytes:
@@ -196,8 +200,8 @@ class Server:
         self._refused(ip, why)
         try:
             sock.send(_UNREAD_REFUSALS[why], socket.MSG_DONTWAIT)  # a new socket's buffer takes it, or it is lost
-            sock.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT)  # what came already (its request): else closing resets the
-            # connection, and the client may lose the 429
+            # what came already (its request): else closing resets the connection, and the client may lose the 429
+            metrics.traffic.bytes_read += len(sock.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT))
         except OSError:
             pass
         return False
@@ -249,8 +253,9 @@ class Server:
         return await self.turns.turn(ip, work)
 
     def _refused(self, ip: str, why: str) -> None:
-        """A connection of ``ip`` refused: logged once per address and reason, then once a ``quiet_s`` with the
-        count of those refused since (``server.limits.Refusals``)."""
+        """A connection of ``ip`` refused (429): counted in /metrics by reason, logged once per address and reason,
+        then once a ``quiet_s`` with the count of those refused since (``server.limits.Refusals``)."""
+        metrics.count_http_refusal(429, _REASONS.get(why, "other"))
         since = self._refusals.log(ip, why, trio.current_time())
         if since is not None:
             self.log.warning("connection_refused", peer=ip, why=why, refused_unlogged=since)
@@ -266,8 +271,8 @@ class Server:
     async def _websocket(self, http: HttpConnection, request: h11.Request, sock: socket.socket, ip: str,
                          peer: str) -> None:
         if self._per_ip[ip] >= self.config.client.connections_per_ip:
-            self._refused(ip, "too many connections from this address")
-            await http.respond(request, text(429, "too many connections from this address\n"), close=True)
+            self._refused(ip, TOO_MANY_WEBSOCKETS)
+            await http.respond(request, text(429, f"{TOO_MANY_WEBSOCKETS}\n"), close=True)
             return
         if self._struck_out.get(ip, 0.0) > trio.current_time():  # struck out while this one was under way
             self._refused(ip, FLOODED)

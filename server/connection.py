@@ -9,9 +9,10 @@ reads slowly, or, when that queue is full, drops the connection (``server.transp
 client may reconnect and resume its seat.
 
 What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second
-(token buckets; a frame over the rate is answered ``rate_limited`` and dropped, and a run of such
-frames closes the connection, after which its address may not connect again for ``strikeout_s``), tables
-created, the time to say hello, and silence (a quiet client is pinged, then closed if it does not answer).
+(token buckets, WebSocket pings and pongs counted as messages; a frame over the rate is answered ``rate_limited``
+and dropped, and a run of such frames closes the connection, after which its address may not connect again for
+``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is pinged, then closed if it
+does not answer).
 
 Every connection is also pinged as its hello is answered and then every ``rtt_ping_s``, busy or not: the pongs
 time its round trip (``server.transport.websocket``), which its ``pong`` replies and the organiser's
@@ -23,7 +24,7 @@ connections at a time: a reader woken by a timer to send one cost the server fou
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 import trio
 
@@ -40,6 +41,7 @@ from server.turns import QUANTUM
 if TYPE_CHECKING:
     from server.app import Server
 
+T = TypeVar("T")
 POLICY_VIOLATION = 1008
 ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
 
@@ -80,6 +82,7 @@ class Connection:
         self.peer = peer
         self.address = peer.rsplit(":", 1)[0]  # its IP: the rates it shares with that address's other connections
         self.log = logs.get(conn=self.id, peer=peer)
+        ws.on_control = self._control_within_rates
 
     # -- sending: never blocks
 
@@ -119,6 +122,7 @@ class Connection:
                 await self._reader()
         finally:
             self.closed = True
+            self.ws.on_control = None  # a cycle through this bound method would outlive it (server/collector.py)
             for topic in self.topics:
                 self.lobby.unfollow(topic, self)
             for table_id in self.tables:
@@ -148,7 +152,7 @@ class Connection:
             if idle.cancelled_caught:
                 self._idle()
 
-    async def _in_turn(self, handle: Callable[[], bool]) -> bool:
+    async def _in_turn(self, handle: Callable[[], T]) -> T:
         """``handle()`` in a turn of this connection's address (``server.turns``), charged the server time it took."""
         turns = self.server.turns
         if turns.alone(self.address):  # no other address reads: nothing to share, no turn taken
@@ -159,6 +163,8 @@ class Connection:
         """In a turn: at most ``QUANTUM`` of the messages that have come, each checked and handled, up to one that
         must wait (``_pending``: the turn ends with it). False once the connection is over."""
         for _ in range(QUANTUM):
+            if self.closed:  # closed while parsing (a ping over the rates): what was read after is not taken
+                return False
             frame = self.ws.receive_nowait()
             if frame is None:
                 return not self.ws.over
@@ -201,15 +207,20 @@ class Connection:
         return {"rtt_ms": min(smoothed, messages.MAX_RTT_MS), "rtt_last_ms": min(last, messages.MAX_RTT_MS)}
 
     async def _receive(self) -> dict[str, object] | None:
-        """The next frame decoded, or None when the connection is over. Bad frames are answered here."""
+        """The next frame decoded, or None when the connection is over. Bad frames are answered here. Read, parsed and
+        checked in the address's turns, as every later message is: what comes before a hello costs its address too."""
         while not self.closed:
-            frame = await self.ws.receive()
-            if frame is None:
-                return None
-            msg = self._checked(frame)
+            await self.ws.wait_input()
+            msg = await self._in_turn(self._next_checked)
             if msg is not None:
                 return msg
+            if self.ws.over:
+                return None
         return None
+
+    def _next_checked(self) -> dict[str, object] | None:
+        frame = self.ws.receive_nowait()
+        return None if frame is None else self._checked(frame)
 
     def _checked(self, frame: bytes | str) -> dict[str, object] | None:
         """``frame`` decoded, if it is within the rates and decodes; else answered here, and None."""
@@ -225,26 +236,44 @@ class Connection:
         """Takes ``frame`` from this connection's rates, then from its address's (shared by all its
         connections). Over either: refused with ``rate_limited``, carrying the frame's ``re`` when it has one,
         and a strike."""
-        now, server = trio.current_time(), self.server
-        if self._messages.take(1, now) and self._bytes.take(len(frame), now):
-            if server.address_messages.take(self.address, 1, now) and \
-                    server.address_bytes.take(self.address, len(frame), now):
-                if self._strikes:  # a message accepted takes a strike away: a flood over its rate, some of it
-                    self._strikes -= 1  # accepted as the budget refills, still adds up to a close
-                return True
-            whose = "this address's (shared by its connections)"
-        else:
-            whose = "this connection's"
-        self._strikes += 1
-        fatal = self._strikes >= self.client.strikes
-        self.struck_out = fatal
+        whose = self._charge(len(frame))
+        if whose is None:
+            return True
         try:
             re = messages.request_id(decode(frame, self.limits))
         except ProtocolError:
             re = None
-        self.fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the message was dropped",
-                                fatal=fatal), re)
+        self._strike(whose, "message", re)
         return False
+
+    def _control_within_rates(self, size: int) -> bool:
+        """A WebSocket ping or pong (``size``: its payload's bytes), taken from the rates as a message is; over them,
+        dropped (a ping unanswered), answered ``rate_limited`` and a strike, as a message is."""
+        whose = self._charge(size)
+        if whose is None:
+            return True
+        self._strike(whose, "ping or pong", None)
+        return False
+
+    def _charge(self, size: int) -> str | None:
+        """One message of ``size`` bytes taken from this connection's rates, then its address's: None when granted,
+        else whose rate it was over."""
+        now, server = trio.current_time(), self.server
+        if self._messages.take(1, now) and self._bytes.take(size, now):
+            if server.address_messages.take(self.address, 1, now) and \
+                    server.address_bytes.take(self.address, size, now):
+                if self._strikes:  # a message accepted takes a strike away: a flood over its rate, some of it
+                    self._strikes -= 1  # accepted as the budget refills, still adds up to a close
+                return None
+            return "this address's (shared by its connections)"
+        return "this connection's"
+
+    def _strike(self, whose: str, what: str, re: int | None) -> None:
+        self._strikes += 1
+        fatal = self._strikes >= self.client.strikes
+        self.struck_out = fatal
+        self.fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the {what} was dropped",
+                                fatal=fatal), re)
 
     def fail(self, err: ProtocolError, re: int | None) -> None:
         """Answer ``err`` (``re``: to the request it refuses), and close the connection if it is fatal."""

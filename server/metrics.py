@@ -33,6 +33,10 @@ _REFUSALS = Counter("parsimonia_protocol_errors", "Errors the server sent to cli
                     registry=_REGISTRY)
 _DROPPED = Counter("parsimonia_slow_clients_dropped", "Connections dropped for reading too slowly.",
                    registry=_REGISTRY)
+_CLOSES = Counter("parsimonia_websocket_closes", "WebSocket closes the server sent, by code (client: a client's close "
+                  "echoed).", ["code"], registry=_REGISTRY)
+_HTTP_REFUSED = Counter("parsimonia_http_refusals", "HTTP requests and connections refused, by status and reason.",
+                        ["status", "reason"], registry=_REGISTRY)
 _STEP = Histogram("parsimonia_table_step_seconds", "Time a table took to handle one message or deadline.",
                   buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25),
                   registry=_REGISTRY)
@@ -46,12 +50,13 @@ _SYNC = Histogram("parsimonia_journal_sync_seconds",
 
 
 class Traffic:
-    """WebSocket frames and their bytes (whole frames, headers included) since the process started."""
+    """WebSocket frames and their bytes (whole frames, headers included) since the process started, and every byte
+    read from clients' sockets (``bytes_read``: HTTP and WebSocket, what was dropped unparsed too)."""
 
-    __slots__ = ("frames_in", "bytes_in", "frames_out", "bytes_out")
+    __slots__ = ("frames_in", "bytes_in", "frames_out", "bytes_out", "bytes_read")
 
     def __init__(self) -> None:
-        self.frames_in = self.bytes_in = self.frames_out = self.bytes_out = 0
+        self.frames_in = self.bytes_in = self.frames_out = self.bytes_out = self.bytes_read = 0
 
     def collect(self) -> Iterator[Metric]:
         for name, doc, value in (
@@ -60,6 +65,8 @@ class Traffic:
             ("parsimonia_frames_out", "WebSocket frames queued to clients.", self.frames_out),
             ("parsimonia_bytes_out", "Bytes of WebSocket frames queued to clients (headers included).",
              self.bytes_out),
+            ("parsimonia_bytes_read", "Bytes read from clients' sockets, HTTP and WebSocket, dropped ones included.",
+             self.bytes_read),
         ):
             yield CounterMetricFamily(name, doc, value=value)
 
@@ -80,6 +87,16 @@ def count_error(code: str) -> None:
 
 def count_dropped_client() -> None:
     _DROPPED.inc()
+
+
+def count_close(code: int | None) -> None:
+    """The server sent a WebSocket close frame with ``code`` (None: the client's own close, echoed)."""
+    _CLOSES.labels("client" if code is None else str(code)).inc()
+
+
+def count_http_refusal(status: int, reason: str) -> None:
+    """An HTTP request or connection was refused with ``status``; ``reason`` one of a few fixed words."""
+    _HTTP_REFUSED.labels(str(status), reason).inc()
 
 
 def observe_step(ms: float) -> None:

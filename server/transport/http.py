@@ -2,8 +2,10 @@
 WebSocket upgrade (RFC 6455, section 4.2).
 
 Bounds: a request head may have at most ``MAX_HEAD_BYTES`` (else 431) and a body at most
-``MAX_BODY_BYTES`` (else 413; the server serves GET and HEAD only). A whole request, head and body, must
-arrive within ``REQUEST_TIMEOUT_S`` of the time the server starts waiting for it (on a kept-alive
+``MAX_BODY_BYTES`` (else 413, from its ``Content-Length`` when it has one, before any of the body is read; the
+server serves GET and HEAD only). After a refusal what the client still sends is read no further than a short
+drain (``server.transport.sockets``), then the connection is reset once the answer is taken. A whole request, head
+and body, must arrive within ``REQUEST_TIMEOUT_S`` of the time the server starts waiting for it (on a kept-alive
 connection: of the previous response; the server waits up to a tenth longer, at random, so that a flood's
 connections do not all time out at once), and a response must be taken by the client within
 ``RESPONSE_TIMEOUT_S``; past either the connection is closed. So a client that trickles its headers
@@ -26,15 +28,19 @@ from typing import Any, TypeVar
 import h11
 import trio
 
+from server import metrics
 from server.limits import spread
+from server.metrics import traffic
+from server.transport.sockets import drain, reset, taken
 
 MAX_HEAD_BYTES = 16 * 1024
 MAX_BODY_BYTES = 4 * 1024
 REQUEST_TIMEOUT_S = 10.0
 RESPONSE_TIMEOUT_S = 30.0
-LINGER_S = 2.0
+LINGER_S = 2.0  # after a refusal: how long the client may take to take it
 RECEIVE_BYTES = 16 * 1024
 JOIN_BYTES = 16 * 1024  # a response body up to this size is sent with its head in one write; a larger one apart
+_REFUSED = {400: "bad_request", 408: "timeout", 413: "body_too_large", 431: "head_too_large"}  # metrics' reasons
 _WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SERVER_NAME = "parsimonia"
 T = TypeVar("T")
@@ -93,6 +99,7 @@ class HttpConnection:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return None
+            traffic.bytes_read += len(data)
             self._h11.receive_data(data)
 
     def _parse(self) -> tuple[bool, h11.Request | None]:
@@ -106,6 +113,8 @@ class HttpConnection:
                 # h11 bounds a head that arrives in pieces; one that arrives whole is measured here
                 if len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers) > MAX_HEAD_BYTES:
                     raise _Refusal(text(431, "a request head may have at most 16 KiB\n"))
+                if any(k == b"content-length" and _over(v, MAX_BODY_BYTES) for k, v in event.headers):
+                    raise _Refusal(text(413, "a request body may have at most 4 KiB\n"))
                 self._request = event
             elif isinstance(event, h11.Data):
                 self._body += len(event.data)
@@ -154,19 +163,25 @@ class HttpConnection:
 
     async def _refuse(self, response: Response) -> None:
         """Answer a request that cannot be served, then close. The client may still be sending (a body,
-        a head over the bound): what it sends is read and dropped for up to ``LINGER_S`` first, as
-        closing a socket with unread data resets the connection and may destroy the answer."""
+        a head over the bound): what it sends is read and dropped, a short drain at most (``sockets.drain``), and
+        once the client has taken the answer (within ``LINGER_S``) the connection is reset, dropping the rest
+        unread. (Closed with unread data, the socket would be reset at once, perhaps destroying the answer.)"""
+        metrics.count_http_refusal(response.status, _REFUSED.get(response.status, "other"))
         if self._h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
             return
         if not await self._send(self._encode(response, close=True)):
             return
+        ended = False
         with trio.move_on_after(LINGER_S):
             try:
                 await self.stream.send_eof()
-                while await self.stream.receive_some(RECEIVE_BYTES):
-                    pass
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
+                return
+            ended = await drain(self.stream)
+            if not ended:
+                await taken(self.stream.socket)
+        if not ended:
+            reset(self.stream.socket)
 
     async def _send(self, pieces: list[bytes]) -> bool:
         with trio.move_on_after(RESPONSE_TIMEOUT_S):
@@ -183,6 +198,12 @@ class HttpConnection:
 class _Refusal(Exception):
     def __init__(self, response: Response) -> None:
         self.response = response
+
+
+def _over(digits: bytes, bound: int) -> bool:
+    """Whether a ``Content-Length`` (digits: h11 checked it) is over ``bound``, however many digits it has."""
+    digits = digits.lstrip(b"0")
+    return len(digits) > len(str(bound)) or int(digits or b"0") > bound
 
 
 def wants_websocket(request: h11.Request) -> bool:

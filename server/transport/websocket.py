@@ -6,7 +6,9 @@ turn (``server.turns``). Bytes from the stream go through ``server.transport.wsr
 which h11 and ``server.transport.http`` made), which answers nothing by itself: this module answers pings,
 times the pongs to its own (``rtt``: ``server.transport.roundtrip``), echoes a close, and closes with the reader's
 code (1002, 1007, 1009) on a protocol violation; an over-long message is refused from its frame header, before any
-of its payload is read (1009).
+of its payload is read (1009). Each ping and pong is put to ``on_control`` first (the connection's rates): one it
+refuses is dropped unanswered. A close, the client's or for a violation, goes out only once the messages read before
+it are taken (``receive``, ``receive_nowait``): their answers go before it.
 
 Writing never blocks the caller: ``send`` writes the frame to the socket at once when the socket takes
 it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
@@ -18,25 +20,27 @@ returns False).
 
 Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
 client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
-lost to a reset from unread data. A client still not taking its frames when that time is up gets a reset.
+lost to a reset from unread data. A client still not taking its frames when that time is up gets a reset. A
+client closed for a protocol violation is read no further than a short drain (``server.transport.sockets``: its
+close frame could not be parsed anyway), then reset once it took our close frame: a client that announced 100 MB
+costs that, not 100 MB.
 """
 
 from __future__ import annotations
 
-import fcntl
 import socket
-import struct
-import termios
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import trio
 
+from server import metrics
 from server.limits import spread
 from server.metrics import traffic
 from server.transport import frames
 from server.transport.burst import Burst
 from server.transport.roundtrip import RoundTrip
+from server.transport.sockets import drain, reset, taken, unsent
 from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader
 
 RECEIVE_BYTES = 65536
@@ -60,6 +64,10 @@ class WebSocket:
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
         self.rtt = RoundTrip()  # the round trip of our pings: rtt.ms (smoothed) and rtt.last_ms
         self._reader = FrameReader(max_message)
+        # asked with each ping's and pong's payload length: False drops it unanswered (the connection's rates)
+        self.on_control: Callable[[int], bool] | None = None
+        self._owed: tuple[int, str] | None = None  # a close read after messages not yet taken: sent once they are
+        self._violated = False  # the client broke the protocol: only a short drain of what follows (``aclose``)
         # lists, not deques: both are short or empty nearly always, and an empty deque costs 760 bytes (a
         # block of 64 slots) against 56, on each of thousands of idle connections
         self._messages: list[bytes | str] = []
@@ -109,12 +117,13 @@ class WebSocket:
         if self._close_frame is None and not self.broken:
             self._control(frames.control(frames.PING, self.rtt.ping(trio.current_time())))
 
-    def close(self, code: int, reason: str = "", *, unheard: bool = False) -> None:
+    def close(self, code: int, reason: str = "", *, unheard: bool = False, echo: bool = False) -> None:
         """Send a close frame after what is queued, and nothing after it. ``unheard``: what the client still
         sends is not parsed for its close frame, only dropped, a read at a time with a pause between (``aclose``):
         a flooder closed keeps sending as fast as it can, and parsing that for 2 s, sixteen flooders closed at
-        once, was 50 ms stalls of every table."""
+        once, was 50 ms stalls of every table. ``echo``: the client's own close, echoed (counted apart)."""
         if self._close_frame is None:
+            metrics.count_close(None if echo else code)
             self.close_code = code
             self._unheard = unheard
             self._close_frame = frame = frames.close(code, reason)
@@ -173,6 +182,7 @@ class WebSocket:
         connection broke, or a protocol violation was answered with a close frame."""
         while not self._messages:
             if self._eof:
+                self._close_owed()
                 return None
             await self._read()
         return self._messages.pop(0)
@@ -189,14 +199,25 @@ class WebSocket:
             self._eof = self._tcp_eof = True
 
     def receive_nowait(self) -> bytes | str | None:
-        """The next whole message, parsing what ``wait_input`` read if need be, ``PARSE_BYTES`` at a time
-        (64 KiB of small frames, parsed at once, would be milliseconds of one address's turn); None when there
-        is none yet (wait for more) or the connection is over (``over``)."""
-        while not self._messages and self._received:
+        """The next whole message, parsing what ``wait_input`` read if need be, ``PARSE_BYTES`` of it a call at most
+        (64 KiB of small frames, parsed at once, would be milliseconds of one address's turn: 13 ms of empty
+        fragments); None when there is none yet (call again: what was read is not all parsed, or wait for more) or
+        the connection is over (``over``)."""
+        if not self._messages and self._received:
             data = memoryview(self._received)
             self._received = data[PARSE_BYTES:]
             self._feed(bytes(data[:PARSE_BYTES]))
-        return self._messages.pop(0) if self._messages else None
+        if self._messages:
+            return self._messages.pop(0)
+        self._close_owed()
+        return None
+
+    def _close_owed(self) -> None:
+        """The close read after messages, sent once they are taken (and answered: the caller handled them)."""
+        if self._owed is not None:
+            code, reason = self._owed
+            self._owed = None
+            self.close(code, reason, echo=self.peer_closed)
 
     @property
     def over(self) -> bool:
@@ -209,6 +230,7 @@ class WebSocket:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             data = b""
         self.last_heard = trio.current_time()
+        traffic.bytes_read += len(data)
         return data
 
     async def _read(self) -> None:
@@ -227,17 +249,21 @@ class WebSocket:
                 traffic.frames_in += 1
                 traffic.bytes_in += len(value)
                 self._messages.append(value)
-            elif kind == PING:
-                if self._close_frame is None and not self.broken:
-                    self._control(frames.control(frames.PONG, value))
-            elif kind == CLOSE:
-                self._eof = self.peer_closed = True
-                self.close(*value)  # echoed (1005, no code, is echoed with none)
-            elif kind == VIOLATION:
+            elif kind == PING or kind == PONG:  # within the rates (``on_control``; once closed, none are asked)
+                if self._close_frame is not None or self.on_control is None or self.on_control(len(value)):
+                    if kind == PONG:  # timed to when the bytes that held it were read, not to its turn to be parsed
+                        self.rtt.pong(value, self.last_heard)
+                    elif self._close_frame is None and not self.broken:
+                        self._control(frames.control(frames.PONG, value))
+            else:  # CLOSE, the client's (echoed: 1005, no code, is echoed with none), or VIOLATION
                 self._eof = True
-                self.close(*value)
-            elif kind == PONG:  # timed to when the bytes that held it were read, not to its turn to be parsed
-                self.rtt.pong(value, self.last_heard)
+                self.peer_closed = self.peer_closed or kind == CLOSE
+                if kind == VIOLATION:  # nothing more is parsed: what was read and not yet is let go at once
+                    self._violated, self._received = True, b""
+                if self._messages:  # sent once the messages read before it are taken (``_close_owed``), so that
+                    self._owed = value  # their answers are not cut off by it
+                else:
+                    self.close(*value, echo=self.peer_closed)
 
     # -- the end
 
@@ -246,6 +272,7 @@ class WebSocket:
         its close frame or its end of stream: closing a socket with unread data resets the connection,
         which may destroy the close frame before the client reads it. All within ``FLUSH_S`` (up to a tenth more, at
         random: clients dropped together, as a table's stalled watchers are, do not all time out at once)."""
+        self._close_owed()
         with trio.move_on_after(spread(FLUSH_S)):
             if self._writing:
                 await self._written.wait()
@@ -254,36 +281,21 @@ class WebSocket:
                     self._sock.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass  # the client is gone already
-                while not (self.peer_closed or self._tcp_eof):
+                if self._violated:  # what the client still sends: a short drain, then (without reading) until it
+                    self._tcp_eof = await drain(self._stream)  # took our close frame
+                    if not self._tcp_eof:
+                        await taken(self._sock)
+                while not (self.peer_closed or self._tcp_eof or self._violated):
                     self._messages.clear()
                     if self._unheard:
                         self._tcp_eof = not await self._receive_some()
                         await trio.sleep(DISCARD_PAUSE_S)
                     else:
                         await self._read()
-        if self._writing or _unsent(self._sock):  # a client that does not read: reset, so that neither end
-            _reset(self._sock)  # waits on the other
+        if self._writing or unsent(self._sock) or (self._violated and not self._tcp_eof):
+            reset(self._sock)  # a client that does not read, or is not read: reset, so neither end waits on the other
         self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read
         await trio.aclose_forcefully(self._stream)
-
-
-def _reset(sock: socket.socket) -> None:
-    """Have ``sock`` close with a reset (zero linger): the kernel drops what the client never took at once, instead
-    of keeping an orphaned socket and its buffers while it probes a closed window, and a client blocked sending to
-    us hears of the end at once."""
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass  # the socket is gone already
-
-
-def _unsent(sock: socket.socket) -> bool:
-    """Whether the kernel still holds bytes for the client that it has not taken (Linux's SIOCOUTQ; where
-    that is unknown, the client is taken to have read everything)."""
-    try:
-        return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0] > 0
-    except (OSError, AttributeError):
-        return False
 
 
 @asynccontextmanager

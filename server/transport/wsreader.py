@@ -14,7 +14,10 @@ opcode, an unmasked frame, a fragmented control frame or one over 125 bytes, a l
 or with the top bit set, a continuation with no message begun or a new message before the last one ended, a
 close frame of one byte or with a code a peer may not send, text or a close reason that is not UTF-8 (1007),
 and a message longer than ``max_message`` (1009, told by the header that makes it so, before any of its payload
-is read or held). So what it holds is at most one frame, header included, of at most ``max_message`` bytes.
+is read or held), where a fragment after the first counts its header too (6 bytes or more: a message of empty
+fragments ends too), or of more than ``MAX_FRAGMENTS`` fragments (1009: parsing thousands of tiny frames costs the
+server milliseconds). So what it holds is at most one message, of at most ``max_message`` bytes with its headers;
+once it refused, it holds nothing.
 
 A message of one whole frame (what every client of ours sends) is parsed straight from the bytes read, and
 unmasked with one XOR of two integers.
@@ -32,6 +35,7 @@ _CONTINUATION, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0
 # (which wsproto 1.3 does not know) is refused as wsproto refuses it, so that both readers agree
 _PEER_CODES = frozenset((*range(1000, 1004), *range(1007, 1014), *range(3000, 5000)))
 
+MAX_FRAGMENTS = 1024  # frames one message may come in: a 64 KiB message in 64-byte frames
 Event = tuple[int, Any]
 
 
@@ -100,7 +104,7 @@ class FrameReader:
                 if length < 65536 or length >> 63:
                     events.append(self._violation(PROTOCOL_ERROR, "an 8-byte length not in its shortest form"))
                     break
-            refusal2 = self._frame_refusal(first, second, length)
+            refusal2 = self._frame_refusal(first, second, head + 4, length)
             if refusal2 is not None:
                 events.append(self._violation(*refusal2))
                 break
@@ -110,7 +114,7 @@ class FrameReader:
             key = buf[at + head:at + head + 4]
             payload = unmask(key, buf[at + head + 4:at + size])
             at += size
-            event = self._frame(first, payload)
+            event = self._frame(first, payload, head + 4)
             if event is not None:
                 events.append(event)
         if self.done:
@@ -121,13 +125,16 @@ class FrameReader:
             self._pending = bytearray(buf[at:])
         return events
 
-    def _frame_refusal(self, first: int, second: int, length: int) -> tuple[int, str] | None:
-        """Why the frame this header begins is refused, once its length is known; None when it is not."""
+    def _frame_refusal(self, first: int, second: int, head: int, length: int) -> tuple[int, str] | None:
+        """Why the frame this header (``head`` bytes, the mask included) begins is refused, once its length is known;
+        None when it is not."""
         opcode = first & 0x0F
         if opcode < _CLOSE:
-            so_far = self._size if opcode == _CONTINUATION else 0
+            so_far = self._size + head if opcode == _CONTINUATION else 0
             if so_far + length > self.max_message:
                 return TOO_BIG, f"a message may have at most {self.max_message} bytes"
+            if opcode == _CONTINUATION and len(self._parts) >= MAX_FRAGMENTS:
+                return TOO_BIG, f"a message may come in at most {MAX_FRAGMENTS} frames"
         if first & 0x70:
             return PROTOCOL_ERROR, "a reserved bit is set"
         if not second & 0x80:
@@ -138,7 +145,7 @@ class FrameReader:
             return PROTOCOL_ERROR, "a new message before the last one ended"
         return None
 
-    def _frame(self, first: int, payload: bytes) -> Event | None:
+    def _frame(self, first: int, payload: bytes, head: int) -> Event | None:
         opcode = first & 0x0F
         if opcode == _PING:
             return PING, payload
@@ -157,6 +164,8 @@ class FrameReader:
         if opcode:  # the first fragment of a message
             self._opcode = opcode
             self._text = codecs.getincrementaldecoder("utf-8")() if opcode == _TEXT else None
+        else:  # a continuation: its header counts (``_frame_refusal``)
+            self._size += head
         self._size += len(payload)
         part: bytes | str = payload
         if self._text is not None:
@@ -189,4 +198,5 @@ class FrameReader:
 
     def _violation(self, code: int, reason: str) -> Event:
         self.done = True
+        self._parts, self._text = [], None  # a message refused half read: its fragments go at once
         return VIOLATION, (code, reason)

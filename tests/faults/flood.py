@@ -41,6 +41,14 @@ then fall on the flooder, not on the normal table's clients.
   topics followed.
 * ``watchers``: N watchers of the normal table (its views too) with small receive buffers that never read; again
   after each time the server drops them. Reports the drops.
+* ``fragments``: N connections (one an address) each beginning a message and sending empty continuation frames (6
+  bytes each) as fast as they go, up to ``FRAGMENTS`` on one connection, never ending it; again after each close.
+  Reports the frames sent, the most on one connection, the close codes and the connections left open.
+* ``pings``, ``pongs``: N connections (one an address) sending WebSocket ping (pong) frames as fast as they go, reading
+  every answer; again after each close or refusal. Reports the pongs got, the ``rate_limited`` errors, the close codes.
+* ``big``: N connections each announcing a 100 MB message and pushing its bytes as fast as they go; again after each
+  close. Reports the connections opened, the bytes pushed (into the kernel's buffers too) and the close codes.
+* ``bighttp``: the same over HTTP, a request announcing ``Content-Length: 100000000``. Reports the statuses.
 * ``hsrate``: 8 clients (4 an address from 2 addresses on) making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
   handshakes made and refused (429).
 
@@ -61,7 +69,7 @@ import sys
 import msgpack
 import trio
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, RejectConnection, Request
+from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, Pong, RejectConnection, Request
 
 from protocol.messages import PROTOCOL_VERSION
 
@@ -579,8 +587,134 @@ async def hsrate(args: argparse.Namespace, result: dict) -> None:
             nursery.start_soon(one, n)
 
 
+FRAGMENTS = 3_000_000  # empty continuation frames one connection sends at most (issue 37)
+EMPTY_CONTINUATION = b"\x00\x80\x00\x00\x00\x00"  # not final, masked, no payload
+BIG = 100_000_000
+
+
+def masked(first: int, payload: bytes, announce: int | None = None) -> bytes:
+    """A client frame with ``first`` (FIN and opcode); its mask is zero, so the payload goes as it is."""
+    n = len(payload) if announce is None else announce
+    length = bytes([0x80 | n]) if n < 126 else bytes([0xFE]) + n.to_bytes(2, "big") if n < 65536 else \
+        bytes([0xFF]) + n.to_bytes(8, "big")
+    return bytes([first]) + length + b"\x00\x00\x00\x00" + payload
+
+
+async def _pushing(args: argparse.Namespace, result: dict, n: int, name: str, opening: bytes, push: bytes,
+                   most: int) -> None:
+    """Again and again: one connection of ``source_of(n)`` says hello, sends ``opening``, then ``push`` as fast as
+    it goes (at most ``most`` bytes); what the server sends is read meanwhile: pongs and ``rate_limited`` errors
+    counted, the close code kept. After the server ends it (or refuses it), again, a tenth of a second later."""
+    codes: dict = result["closes"]
+    while True:
+        try:
+            client = await opened(args, n, name)
+        except (OSError, AssertionError, trio.BrokenResourceError):
+            result["refused"] += 1
+            await trio.sleep(0.1)
+            continue
+        result["opened"] += 1
+        pushed = 0
+        async with trio.open_nursery() as inner:
+            async def read() -> None:
+                try:
+                    while True:
+                        for event in client.ws.events():
+                            if isinstance(event, Pong):
+                                result["pongs"] += 1
+                            elif isinstance(event, BytesMessage) and b"rate_limited" in event.data:
+                                result["rate_limited"] += 1
+                            elif isinstance(event, CloseConnection):
+                                codes[str(event.code)] = codes.get(str(event.code), 0) + 1
+                        data = await client.stream.receive_some(65536)
+                        if not data:
+                            break
+                        client.ws.receive_data(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+                inner.cancel_scope.cancel()  # the server ended it
+
+            inner.start_soon(read)
+            try:
+                await client.stream.send_all(opening)
+                while pushed < most:
+                    await client.stream.send_all(push)
+                    pushed += len(push)
+                result["unclosed"] += 1  # all of it sent, and still open: held to the end
+                await trio.sleep_forever()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                result["pushed"] += pushed
+                result["most_on_one"] = max(result["most_on_one"], pushed)
+        await client.stream.aclose()
+        await trio.sleep(0.1)
+
+
+async def pushing(args: argparse.Namespace, result: dict) -> None:
+    result.update(opened=0, refused=0, pushed=0, most_on_one=0, unclosed=0, pongs=0, rate_limited=0, closes={})
+    if args.kind == "fragments":
+        opening, push, most = masked(0x02, b""), EMPTY_CONTINUATION * 10_000, FRAGMENTS * len(EMPTY_CONTINUATION)
+    elif args.kind == "big":
+        opening, push, most = masked(0x82, b"", announce=BIG), b"\x00" * 65536, BIG
+    else:  # pings, pongs: a batch of 1,000 frames, each with a 4-byte payload
+        first = 0x89 if args.kind == "pings" else 0x8A
+        opening, push, most = b"", b"".join(masked(first, b"%04d" % i) for i in range(1000)), 1 << 62
+    print("READY", flush=True)
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(_pushing, args, result, n, f"flood-{args.kind}", opening, push, most)
+
+
+async def bighttp(args: argparse.Namespace, result: dict) -> None:
+    """Connections announcing a 100 MB request body and pushing it, again and again; the statuses they got."""
+    result.update(opened=0, refused=0, pushed=0, statuses={})
+    head = b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n" % BIG
+    chunk = b"\x00" * 65536
+
+    async def one(n: int) -> None:
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", args.port, local_address=source_of(args, n))
+            except OSError:
+                result["refused"] += 1
+                await trio.sleep(0.1)
+                continue
+            result["opened"] += 1
+            answer = b""
+            async with trio.open_nursery() as inner:
+                async def read() -> None:
+                    nonlocal answer
+                    try:
+                        while data := await stream.receive_some(65536):
+                            answer += data
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass
+                    inner.cancel_scope.cancel()
+
+                inner.start_soon(read)
+                try:
+                    await stream.send_all(head)
+                    for _ in range(BIG // len(chunk)):
+                        await stream.send_all(chunk)
+                        result["pushed"] += len(chunk)
+                    await trio.sleep_forever()
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+            status = answer[9:12].decode(errors="replace") or "none"
+            result["statuses"][status] = result["statuses"].get(status, 0) + 1
+            await stream.aclose()
+            await trio.sleep(0.1)
+
+    print("READY", flush=True)
+    async with trio.open_nursery() as nursery:
+        for n in range(args.count):
+            nursery.start_soon(one, n)
+
+
 KINDS = {"resume": resume, "creates": creates, "sockets": sockets, "http": http, "bulletin": bulletin,
-         "watchers": watchers, "hsrate": hsrate}
+         "watchers": watchers, "hsrate": hsrate, "fragments": pushing, "pings": pushing, "pongs": pushing,
+         "big": pushing, "bighttp": bighttp}
 
 
 async def main(args: argparse.Namespace) -> None:

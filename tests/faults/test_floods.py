@@ -74,14 +74,30 @@ FLOODS = {
     "watchers16": Flood(200, 10.0, 256, addresses=16),
     "hsrate": Flood(8, 10.0, 64),  # WebSocket handshakes as fast as they come
     "hsrate16": Flood(16, 10.0, 64, addresses=16),
+    # issue 37: what a connection holds, reads and answers for what it is not to be given
+    "fragments": Flood(1, 10.0),  # a message of empty fragments, 3 million at most on one connection
+    "fragments16": Flood(16, 10.0, 1024, addresses=16),
+    "pings": Flood(1, 10.0),  # WebSocket pings as fast as they go
+    "pings16": Flood(16, 10.0, 256, addresses=16),
+    "pongs": Flood(1, 10.0),
+    "big": Flood(20, 10.0, 1024),  # 20 connections announcing 100 MB messages and pushing them
+    "bighttp": Flood(20, 10.0, 1024),  # and HTTP requests announcing 100 MB bodies
 }
 # what make test runs: the stalled reader, and a few of the rest at small sizes
 SLICE = {"stalled": FLOODS["stalled"], "resume": Flood(1, 9.0, 1024), "creates": Flood(8, 5.0, 64),
-         "sockets16": Flood(400, 5.0, 64, addresses=16), "http": Flood(150, 5.0, 16)}
+         "sockets16": Flood(400, 5.0, 64, addresses=16), "http": Flood(150, 5.0, 16),
+         "pings16": Flood(16, 5.0, 256, addresses=16), "big": Flood(8, 5.0, 1024)}
+MB_READ = 1 << 20  # what a refused connection (1009, 413) may have read from it at most (issue 37)
 LIFTED = ("--max-handshakes-per-s", "1000000", "--max-http-connections-per-ip", "1000",
           "--max-http-requests-per-s", "1000000")
 # the floods run with the handshake and HTTP bounds lifted (they stand for many hosts): the rest meet the defaults
 LIFTED_FOR = {"idle", "busy", "busy16", "watchers", "watchers16", "bulletin", "bulletin16", "creates", "creates16"}
+
+
+def cpu_s(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has taken, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def web_target() -> str:
@@ -172,10 +188,12 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
             during, metrics_during = served.sample(), await scrape(port)  # the flood on, before measuring
             seen = {"accepted": 0, "refused": 0}
             stop = trio.Event()
+            cpu_before = cpu_s(served.pid)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(keep_checking, port, seen, stop, 4 if kind.startswith("creates") else 0)
                 loaded = await table.measure(flood.seconds - 1.5)
                 stop.set()
+            seen["cpu_s"] = round(cpu_s(served.pid) - cpu_before, 2)
             seen["peak_rss_kb"], seen["peak_fds"] = served.sample().peak_rss_kb, during.fds
             result = json.loads((await wait_line(out, "RESULT", flooder, timeout=60))[len("RESULT "):])
             await flooder.wait()
@@ -206,6 +224,9 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
         "accept_checks": [seen["accepted"], seen["refused"]], "tasks": [metrics_before["parsimonia_tasks"],
                                                                          metrics_after["parsimonia_tasks"]],
         "flooder": result,
+        "server_cpu_s": seen["cpu_s"],  # the server's CPU time (user and system) while the loaded bids were measured
+        # every byte the server read from clients meanwhile (the normal table's and the checks' too: a few KB)
+        "bytes_read": metrics_after["parsimonia_bytes_read_total"] - metrics_before["parsimonia_bytes_read_total"],
     }
     record(figures)
 
@@ -258,6 +279,16 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
         # addresses the server's own pace (about 200 handshakes a second on a loaded machine) may keep each under it
         assert result["handshakes"] <= flood.addresses * 20 * (flood.seconds + 2) + 40, result
         assert result["refused"] > 0 or flood.addresses > 1, result
+    elif base == "fragments":  # each connection refused 1009 long before its 3 million fragments, none left open
+        assert result["closes"].get("1009", 0) >= 1 and result["unclosed"] == 0, result
+        assert result["most_on_one"] < 100 * 65536, result  # 1,024 frames, and what the kernel's buffers took
+    elif base in ("pings", "pongs"):  # held to the rates as messages are: refused, struck out and closed (1008), each
+        assert result["rate_limited"] > 0 and result["closes"].get("1008", 0) >= flood.count, result
+        closes = sum(result["closes"].values())
+        assert result["pongs"] <= flood.addresses * (200 * flood.seconds + 400) + 400 * closes, result
+    elif base in ("big", "bighttp"):  # refused from the header, and read no further than a short drain
+        refused = result["closes"].get("1009", 0) if base == "big" else result["statuses"].get("413", 0)
+        assert refused >= 1 and figures["bytes_read"] <= MB_READ * result["opened"], figures
     elif kind == "idle":  # every idle connection held open, and counted
         assert result["opened"] == result["still_open"] == flood.count, result
         assert metrics_during["parsimonia_connections"] >= flood.count + 2

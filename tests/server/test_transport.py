@@ -4,9 +4,11 @@ split across reads, slow readers, and frames shared between connections."""
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import struct
+import weakref
 from collections import deque
 from typing import Any
 
@@ -20,7 +22,8 @@ from wsproto.frame_protocol import FrameProtocol
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
 from server.limits import ClientLimits
-from server.transport import burst, frames, websocket
+from server.metrics import traffic
+from server.transport import burst, frames, sockets, websocket, wsreader
 from server.transport.websocket import WebSocket
 
 HANDSHAKE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -148,6 +151,117 @@ async def test_a_fragmented_message_counts_all_its_frames(server):
         await wire.stream.send_all(client_frame(BINARY if _ == 0 else CONTINUATION, piece, fin=False))
     await wire.stream.send_all(client_frame(CONTINUATION, piece, fin=True))
     assert (await wire.closed()).code == 1009
+
+
+async def test_a_fragmented_message_is_closed_1009_once_its_fragments_with_their_headers_reach_the_bound(server):
+    wire = await Wire.open(server)
+    limit = server.config.limits.max_frame_bytes
+    piece = client_frame(CONTINUATION, b"\x00" * 100, fin=False)  # 106 bytes with its header and its mask
+    await wire.stream.send_all(client_frame(BINARY, b"", fin=False) + piece * (limit // len(piece)))
+    await wire.send(b"still there", PING)  # within the bound: still answered
+    assert isinstance(await wire.event(), Pong)
+    await wire.stream.send_all(piece)  # 100 bytes more of payload would still be within it
+    assert (await wire.closed()).code == 1009
+
+
+async def test_a_message_of_empty_fragments_is_closed_1009_after_the_most_frames_a_message_may_come_in(server):
+    wire = await Wire.open(server)
+    empty = client_frame(CONTINUATION, b"", fin=False)  # 6 bytes: its header and its mask
+    try:
+        await wire.stream.send_all(client_frame(BINARY, b"", fin=False) + empty * wsreader.MAX_FRAGMENTS)
+    except trio.BrokenResourceError:
+        pass
+    close = await wire.closed()
+    assert close.code == 1009 and "frames" in close.reason
+
+
+async def test_what_a_client_refused_1009_still_sends_is_read_no_further_than_a_short_drain(server):
+    wire = await Wire.open(server)
+    before = traffic.bytes_read
+    junk = client_frame(BINARY, b"", announce=100_000_000) + b"\x00" * (1 << 20)
+    sent = 0
+
+    async def keep_sending() -> None:
+        nonlocal sent
+        try:
+            for _ in range(64):  # 64 MB, far more than the kernel's buffers hold
+                await wire.stream.send_all(junk)
+                sent += len(junk)
+        except trio.BrokenResourceError:
+            pass
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keep_sending)
+        assert (await wire.closed()).code == 1009  # its close still reaches it
+        assert await wire.event() is None  # and then the end (a reset once the drain is over)
+    read = traffic.bytes_read - before
+    assert read <= websocket.RECEIVE_BYTES + sockets.DRAIN_BYTES and sent < 64 * len(junk), (read, sent)
+
+
+async def test_a_request_and_a_bad_frame_in_one_read_get_the_answer_then_the_close(server):
+    wire = await Wire.open(server)
+    await wire.stream.send_all(client_frame(BINARY, encode({"type": "ping", "id": 7}))
+                               + client_frame(BINARY, b"\x80", masked=False))
+    assert (await wire.message())["re"] == 7  # answered before the close, not dropped after it
+    assert (await wire.closed()).code == 1002
+
+
+async def test_requests_and_the_clients_close_in_one_read_are_answered_before_the_echo(server):
+    wire = await Wire.open(server)
+    pings = b"".join(client_frame(BINARY, encode({"type": "ping", "id": n})) for n in range(1, 7))
+    await wire.stream.send_all(pings + client_frame(CLOSE, struct.pack("!H", 1000)))
+    assert [(await wire.message())["re"] for _ in range(6)] == [1, 2, 3, 4, 5, 6]
+    assert (await wire.closed()).code == 1000
+
+
+@pytest.mark.parametrize("opcode", [PING, PONG])
+async def test_pings_and_pongs_over_the_rate_are_refused_and_close_the_connection_1008(server, opcode):
+    wire = await Wire.open(server)
+    rate = server.config.client
+    flood = int(rate.messages_per_s * rate.burst_s) + 200  # the burst, and far more than refills meanwhile
+    try:
+        await wire.stream.send_all(b"".join(client_frame(opcode, b"%d" % n) for n in range(flood)))
+    except trio.BrokenResourceError:
+        pass
+    pongs = refused = 0
+    while not isinstance(event := await wire.event(), CloseConnection):
+        assert event is not None, "the stream ended without a close frame"
+        if isinstance(event, Pong):
+            pongs += 1
+        elif isinstance(event, BytesMessage):
+            refused += msgpack.unpackb(event.data)["code"] == "rate_limited"
+    # each refusal a strike; a ping taken as the budget refills meanwhile takes one away
+    assert event.code == 1008 and refused >= rate.strikes and pongs < flood
+
+
+async def test_a_connection_closed_is_freed_at_once_not_left_to_the_cycle_collector(server):
+    """The server's collector reclaims cycles only every 10 minutes (server/collector.py): a connection must hold
+    none, or every connection made until then stays in memory."""
+    gc.disable()
+    try:
+        wire = await Wire.open(server)
+        await wire.stream.send_all(client_frame(PING, b"counted"))
+        assert isinstance(await wire.event(), Pong)
+        freed = weakref.ref(next(iter(server.connections.values())))
+        await wire.stream.send_all(client_frame(BINARY, b"\x80", masked=False))
+        assert (await wire.closed()).code == 1002
+        await wire.stream.aclose()
+        with trio.fail_after(5):
+            while server._websockets:
+                await trio.sleep(0.01)
+        assert freed() is None
+    finally:
+        gc.enable()
+
+
+async def test_pings_count_towards_the_addresss_budget_shared_by_its_connections(start_server):
+    # 50 at once, then one every 2 s: nothing refills while the test runs
+    server = await start_server(client=ClientLimits(address_messages_per_s=0.5, burst_s=100.0))
+    one, two = await Wire.open(server), await Wire.open(server)
+    await one.stream.send_all(b"".join(client_frame(PING, b"") for _ in range(60)))
+    await two.send(encode({"type": "ping", "id": 3}))
+    refused = await two.message()
+    assert refused["code"] == "rate_limited" and "address" in refused["message"]
 
 
 # ------------------------------------------------------------------ RFC 6455 control frames

@@ -11,8 +11,12 @@ import pytest
 import trio
 
 from server import static
+from server.limits import ClientLimits
+from server.metrics import traffic
 from server.transport import http as http_module
+from server.transport import sockets
 from tests.server.conftest import connect, create_table, join
+from tests.server.test_transport import Wire, client_frame
 
 ADMIN = "organiser-token-0123456789abcdef"
 
@@ -196,6 +200,12 @@ async def test_healthz_and_metrics_count_tables_and_connections(server, autojump
     assert token not in text and token not in json.dumps(health)
 
 
+def sample(text: str, name: str) -> float:
+    """A sample of the scrape (``name`` with its labels), 0 when it is not there yet."""
+    lines = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return float(lines[0].split()[1]) if lines else 0.0
+
+
 def gauge(text: str, name: str) -> float:
     (line,) = [line for line in text.splitlines() if line.startswith(name + " ")]
     return float(line.split()[1])
@@ -209,6 +219,28 @@ async def test_metrics_count_the_tasks_alive_and_they_fall_back_when_connections
     after = gauge((await get(server, "/metrics"))[2].decode(), "parsimonia_tasks")
     assert before > 0 and during >= before + 2  # a task per connection at least
     assert after == before
+
+
+async def test_metrics_count_websocket_closes_by_code_and_refusals_by_reason(start_server):
+    server = await start_server(client=ClientLimits(connections_per_ip=1))
+    names = ('parsimonia_websocket_closes_total{code="1002"}', 'parsimonia_websocket_closes_total{code="client"}',
+             'parsimonia_http_refusals_total{reason="websockets",status="429"}')
+    text = (await get(server, "/metrics"))[2].decode()
+    before = [sample(text, name) for name in names]
+    wire = await Wire.open(server)
+    with pytest.raises(AssertionError, match="429"):
+        await Wire.open(server)  # one WebSocket an address
+    await wire.stream.send_all(client_frame(0x2, b"\x80", masked=False))
+    assert (await wire.closed()).code == 1002
+    await wire.stream.aclose()
+    with trio.fail_after(5):
+        while server._websockets:  # its slot is free once its close is over
+            await trio.sleep(0.01)
+    echoed = await Wire.open(server)
+    await echoed.send(b"", 0x8)
+    assert (await echoed.closed()).code == 1005
+    text = (await get(server, "/metrics"))[2].decode()
+    assert [sample(text, name) - was for name, was in zip(names, before)] == [1, 1, 1]
 
 
 # ------------------------------------------------------------------ the admin listing
@@ -242,6 +274,35 @@ async def test_a_request_head_over_the_bound_is_431(server):
 async def test_a_body_over_the_bound_is_413(server):
     answer = await raw(server, b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000)
     assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+async def test_a_body_announced_over_the_bound_is_413_at_once_and_what_follows_is_read_no_further_than_a_drain(
+        server):
+    refusals = 'parsimonia_http_refusals_total{reason="body_too_large",status="413"}'
+    counted = sample((await get(server, "/metrics"))[2].decode(), refusals)
+    stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+    before = traffic.bytes_read
+    await stream.send_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
+    answer, sent = b"", 0
+
+    async def keep_sending() -> None:
+        nonlocal sent
+        try:
+            for _ in range(64):  # 64 MB, far more than the kernel's buffers hold
+                await stream.send_all(b"x" * (1 << 20))
+                sent += 1 << 20
+        except trio.BrokenResourceError:
+            pass
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keep_sending)
+        with trio.fail_after(10):
+            while chunk := await stream.receive_some(65536):
+                answer += chunk
+    read = traffic.bytes_read - before
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert read <= http_module.RECEIVE_BYTES + sockets.DRAIN_BYTES and sent < 64 << 20, (read, sent)
+    assert sample((await get(server, "/metrics"))[2].decode(), refusals) == counted + 1
 
 
 async def test_not_http_is_400(server):

@@ -14,13 +14,14 @@ from wsproto.events import CloseConnection, Message, Ping, Pong
 from wsproto.extensions import Extension
 from wsproto.frame_protocol import CloseReason, Opcode, RsvBits
 
-from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader, unmask
+from server.transport.wsreader import CLOSE, MAX_FRAGMENTS, MESSAGE, PING, PONG, VIOLATION, FrameReader, unmask
 
 MAX = 300  # small, so that over-long messages come up often
 
 
 class _SizeGuard(Extension):
-    """The bound on a message's size the server put into wsproto before it had a reader of its own."""
+    """The bound on a message's size the server put into wsproto before it had a reader of its own, with a
+    fragment's header counted after the first (6, 8 or 14 bytes: the shortest form, the others are refused)."""
 
     name = "size-guard"
 
@@ -37,7 +38,8 @@ class _SizeGuard(Extension):
     def frame_inbound_header(self, proto: object, opcode: Opcode, rsv: RsvBits, payload_length: int) -> Any:
         if opcode.iscontrol():
             return RsvBits(False, False, False)
-        self._message = payload_length + (self._message if opcode is Opcode.CONTINUATION else 0)
+        head = 6 if payload_length < 126 else 8 if payload_length < 65536 else 14
+        self._message = payload_length + (self._message + head if opcode is Opcode.CONTINUATION else 0)
         return CloseReason.MESSAGE_TOO_BIG if self._message > self.max_bytes else RsvBits(False, False, False)
 
 
@@ -131,6 +133,33 @@ def test_the_reader_reads_what_wsproto_reads_however_the_bytes_are_split(frames:
 def test_a_message_over_the_bound_is_refused_from_its_header_alone():
     head = client_frame(0x2, b"x" * (MAX + 1))[:8]
     assert ours([head]) == [("violation", 1009)]
+
+
+def test_a_message_of_empty_fragments_is_refused_once_their_headers_reach_the_bound_and_is_forgotten():
+    reader = FrameReader(MAX)
+    empty = client_frame(0x0, b"", fin=False)  # 6 bytes, its header and mask
+    assert reader.feed(client_frame(0x2, b"", fin=False)) == []
+    events = reader.feed(empty * (MAX // 6))
+    assert events == [] and reader._parts
+    assert reader.feed(empty) == [(VIOLATION, (1009, f"a message may have at most {MAX} bytes"))]
+    assert reader._parts == [] and not reader._pending
+
+
+def test_a_fragmented_message_within_the_bound_with_its_headers_is_read_whole():
+    reader = FrameReader(MAX)
+    pieces = [client_frame(0x2, b"a" * 100, fin=False), client_frame(0x0, b"b" * 94, fin=False),
+              client_frame(0x0, b"c" * 94)]  # 100 + (6 + 94) * 2 = MAX
+    assert reader.feed(b"".join(pieces)) == [(MESSAGE, b"a" * 100 + b"b" * 94 + b"c" * 94)]
+    assert FrameReader(MAX - 1).feed(b"".join(pieces))[-1][0] == VIOLATION
+
+
+def test_a_message_of_more_fragments_than_the_cap_is_refused_1009():
+    reader = FrameReader(1 << 20)
+    piece = client_frame(0x0, b"x", fin=False)
+    assert reader.feed(client_frame(0x2, b"x", fin=False) + piece * (MAX_FRAGMENTS - 1)) == []
+    assert reader.feed(piece) == [(VIOLATION, (1009, f"a message may come in at most {MAX_FRAGMENTS} frames"))]
+    assert FrameReader(1 << 20).feed(client_frame(0x2, b"x", fin=False) + piece * (MAX_FRAGMENTS - 2)
+                                     + client_frame(0x0, b"x")) == [(MESSAGE, b"x" * MAX_FRAGMENTS)]
 
 
 def test_a_message_that_comes_a_byte_at_a_time_is_held_once_and_read_whole():
