@@ -9,7 +9,7 @@ import socket
 
 from trio_websocket import ConnectionClosed, HandshakeError
 
-from clients.sdk import ServerError
+from clients.sdk import BadUrl, ServerError, Stopped
 from server.storage import DataDirBusy
 
 INTERRUPTED = 130  # the exit status of a command stopped with Ctrl-C
@@ -31,6 +31,10 @@ def explain(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | N
     if any(isinstance(e, KeyboardInterrupt) for e in found):
         return getattr(args, "stopped", "stopped (Ctrl-C)"), INTERRUPTED
     for e in found:
+        if isinstance(e, Stopped):  # SIGTERM or SIGHUP: 128 + the signal's number, as a shell reports it
+            return str(e), 128 + e.signum
+        if isinstance(e, BadUrl):
+            return str(e), 2
         line = _line(e, args)
         if line is not None:
             return line, 1

@@ -176,6 +176,7 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     assert code == 0
     [(called_url, options)] = calls
     assert re.fullmatch(r"greedy-bot-[0-9a-f]{4}", options.pop("name"))  # two bots started alike differ
+    assert options.pop("say") is print  # waiting, reconnecting, refusals: lines beside the narration
     assert (called_url, options) == ("ws://127.0.0.1:9", {"table": None, "seats": None, "token": None,
                                                          "game": "parsimonia", "create_options": {"time_scale": 120.0}})
     assert out.splitlines() == ["game over (clock) after 1:00, 12 turns", "  seat 0: $900", "  seat 1: $1100  winner",
