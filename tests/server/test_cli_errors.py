@@ -214,6 +214,20 @@ def test_a_wrong_token_is_one_line_and_ctrl_c_gives_the_waiting_seat_back(tmp_pa
     wait_for(lambda: [t["taken"] for t in tables(server_url)] == [0])  # the seat was given back
 
 
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_bot_killed_or_hung_up_on_gives_the_waiting_seat_back_in_one_line(tmp_path, server_url, signum, status):
+    waiting = Cli("bot", "greedy", "--url", server_url, "--seats", "2", cwd=tmp_path)
+    try:
+        wait_for(lambda: [t["taken"] for t in tables(server_url)] == [1])
+        waiting.proc.send_signal(signum)  # kill, timeout, a closed terminal
+        code, out, err = waiting.finish()
+    finally:
+        waiting.stop()
+    assert code == status and one_line(err) == f"parsimonia bot: stopped ({signal.Signals(signum).name})"
+    assert "waiting for players, 1 of 2 seats taken" in out
+    wait_for(lambda: [t["taken"] for t in tables(server_url)] == [0])  # no ghost seat for the next bots
+
+
 def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
     srv, url = serve_process(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
     try:
