@@ -67,7 +67,9 @@ async def test_bot_joining_a_full_table_raises_table_full(server, autojump_clock
 async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server, autojump_clock):
     created = await request_once(url(server), "create", game="parsimonia", seats=2, seed=12, options=SHORT)
     table_id = created["table"]
-    bots = [BotSession(url(server), make_player("greedy", s), name=f"b{s}", table=table_id) for s in range(2)]
+    said: list[list[str]] = [[], []]
+    bots = [BotSession(url(server), make_player("greedy", s), name=f"b{s}", table=table_id, say=said[s].append)
+            for s in range(2)]
     table = server.lobby.tables[table_id]
     dropped_at: list[int] = []
 
@@ -90,6 +92,11 @@ async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server,
         events = [m["event"] for m in spectator.events()]
     assert dropped_at and dropped_at[0] < table.match.seq // 2
     assert bots[1].reconnects == 1 and bots[0].reconnects == 0
+    # each waited for the other, said once; the dropped one said it reconnects, then that it is back
+    assert said[0] == [f"b0: seat 0 at table {table_id}: waiting for players, 1 of 2 seats taken"]
+    assert [line.split(" (")[0] for line in said[1]] == [f"b1: the connection to table {table_id} was lost",
+                                                         f"b1: seat 1 at table {table_id} resumed"]
+    assert "reconnecting to ws://" in said[1][0] and "for up to 600 s" in said[1][0]
     assert bots[0].result == bots[1].result == events[-1]["result"]
     assert all(b.seat.last_seq == table.match.seq == len(events) for b in bots)
     # the resumed bot went on playing: it ended turns of its own after the drop
