@@ -408,16 +408,21 @@ async def stop_on_signals(run: Callable[[], Awaitable[T]]) -> T:
     got: list[int] = []
     out: list[T] = []
     with trio.open_signal_receiver(*wanted) as signals:
-        async with trio.open_nursery() as nursery:
-            async def watch() -> None:
-                async for signum in signals:
-                    got.append(signum)
-                    nursery.cancel_scope.cancel()
-                    return
+        try:
+            async with trio.open_nursery() as nursery:
+                async def watch() -> None:
+                    async for signum in signals:
+                        got.append(signum)
+                        nursery.cancel_scope.cancel()
+                        return
 
-            nursery.start_soon(watch)
-            out.append(await run())
-            nursery.cancel_scope.cancel()
+                nursery.start_soon(watch)
+                out.append(await run())
+                nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:  # what ``run()`` raised, as it would have without this wrapper
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
     if got:
         raise Stopped(got[0])
     return out[0]
