@@ -1,13 +1,12 @@
 """The Python bot SDK: everything between a ``Player`` and the server.
 
 A player is any object with ``act(view, legal) -> command | None`` (see ``clients.players.base``). The SDK
-connects, says hello, finds or creates a table, joins it, and then calls ``act`` with every fresh view of
-its seat, sending back what it returns, each command with a key of its own. If the connection drops it
-reconnects with the seat token and the last sequence number it saw, sends again the command whose answer it
-had not had (the key makes the server answer it once: applied, or told how it was), and play goes on.
-A command the server refuses goes to ``on_refused`` (by default one line on stderr); a request answered
-``unavailable`` (a cluster's worker restarting) is sent again after a backoff, within ``UNAVAILABLE_GIVE_UP_S``.
-What the bot waits for (players, a reconnect) is one line on stderr each. ``run_bot`` returns the game's result.
+connects, finds or creates a table, joins it, and calls ``act`` with every fresh view of its seat, sending
+back what it returns, each command with a key of its own. After a drop it resumes with the seat token and
+the last sequence number seen, and sends again the command whose answer it lost (the key makes the server
+answer it once). A refusal goes to ``on_refused`` (by default a line on stderr); a request answered
+``unavailable`` is sent again with backoff, for ``UNAVAILABLE_GIVE_UP_S`` at most. ``run_bot`` returns the
+game's result.
 
     import trio
     from clients.sdk import run_bot
