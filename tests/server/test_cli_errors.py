@@ -296,3 +296,16 @@ def test_tournament_ctrl_c_exits_130_saying_how_to_carry_on(tmp_path):
         tour.stop()
     assert code == 130
     assert "run the same command again" in one_line(err)
+
+
+def test_a_server_that_stays_unavailable_is_one_line_after_the_retries():
+    import argparse
+
+    from clients.sdk import ServerError
+    from server.cli_errors import explain
+
+    args = argparse.Namespace(url="ws://127.0.0.1:8765", table="t1")
+    refused = ServerError({"code": "unavailable", "message": "worker 2, which holds t1, is away"})
+    line, status = explain(BaseExceptionGroup("nursery", [refused]), args)
+    assert status == 1 and "\n" not in line
+    assert line.startswith("the server at ws://127.0.0.1:8765 stayed unavailable (worker 2, which holds t1, is away)")
