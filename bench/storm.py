@@ -308,12 +308,29 @@ def _cell(row: dict[str, Any], key: str, fmt: str) -> str:
     value = row.get(key)
     if value is None:
         return "-"
-    if key == "passed":
-        return "yes" if value else ("gen" if not row.get("loadgen_ok") and row.get("errors") == 0 else "NO")
+    if key == "passed":  # as capacity_of reads a run: a generator off its schedule measured a lower bound
+        return "gen" if not row.get("loadgen_ok") and (value or row.get("errors") == 0) else ("yes" if value else "NO")
     try:
         return fmt.format(value)
     except (ValueError, TypeError):
         return str(value)
+
+
+def legend() -> list[str]:
+    """What each column of ``header`` is: its JSON field in a run (``runs`` in --json's file), and what ok says."""
+    names = [f"{name}={key}" for name, key, _ in COLUMNS if name not in ("server", "ok")]
+    lines, line = [], "columns (each a field of a run in the JSON):"
+    for name in names:
+        if len(line) + len(name) + 1 > 118:
+            lines.append(line)
+            line = " "
+        line += " " + name
+    lines.append(line)
+    lines.append(f" ok=passed: yes (p99 < {P99_LIMIT_MS:g} ms, no error, disconnect or lost bid), NO (failed), or gen:")
+    lines.append("   the generator fell behind its schedule (loadgen_ok false), so the server's limit is higher than this "
+                 "rate")
+    lines.append("   (>= and * in the capacity table)")
+    return lines
 
 
 def header() -> str:
@@ -391,6 +408,8 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
     if load is not None and load > BUSY_LOAD:
         out(f"warning: the machine is busy before the bench starts (load average {load:g} on "
             f"{report['machine']['cores']} cores): the figures will measure that contention too")
+    for line in legend():
+        out(line)
     out(header())
     for tables in cfg.tables:
         for server in servers:

@@ -7,9 +7,9 @@ import json
 import os
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-from urllib.parse import urlsplit
 
 from clients.players import all_kinds
+from clients.sdk import BadUrl, check_url
 from protocol.values import Options
 from server import cli_examples as examples
 from server.cli_play import cmd_bot, cmd_demo, cmd_replay, cmd_simulate, cmd_tables, cmd_watch
@@ -78,19 +78,10 @@ def port(text: str) -> int:
 
 def ws_url(text: str) -> str:
     """An argparse type: a plain WebSocket URL with a host and a valid port (the server speaks no TLS)."""
-    example = "give ws://HOST:PORT, e.g. ws://127.0.0.1:8765"
-    if text.startswith("wss://"):
-        raise argparse.ArgumentTypeError(f"{text!r}: wss:// (TLS) is not supported, the server speaks plain ws://; "
-                                         + example)
-    if not text.startswith("ws://"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a WebSocket URL: {example}")
     try:
-        host, _ = urlsplit(text).hostname, urlsplit(text).port  # the port raises ValueError if out of range
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} has no valid port (0-65535): {example}") from None
-    if not host:
-        raise argparse.ArgumentTypeError(f"{text!r} names no host: {example}")
-    return text
+        return check_url(text)
+    except BadUrl as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_int(text: str) -> int:

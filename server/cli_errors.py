@@ -9,7 +9,7 @@ import socket
 
 from trio_websocket import ConnectionClosed, HandshakeError
 
-from clients.sdk import ServerError
+from clients.sdk import UNAVAILABLE_GIVE_UP_S, BadUrl, ServerError, Stopped
 from server.storage import DataDirBusy
 
 INTERRUPTED = 130  # the exit status of a command stopped with Ctrl-C
@@ -31,6 +31,10 @@ def explain(exc: BaseException, args: argparse.Namespace) -> tuple[str, int] | N
     if any(isinstance(e, KeyboardInterrupt) for e in found):
         return getattr(args, "stopped", "stopped (Ctrl-C)"), INTERRUPTED
     for e in found:
+        if isinstance(e, Stopped):  # SIGTERM or SIGHUP: 128 + the signal's number, as a shell reports it
+            return str(e), 128 + e.signum
+        if isinstance(e, BadUrl):
+            return str(e), 2
         line = _line(e, args)
         if line is not None:
             return line, 1
@@ -73,6 +77,9 @@ def _refusal(exc: ServerError, args: argparse.Namespace) -> str:
                 "PARSIMONIA_ADMIN_TOKEN to its admin token, or seat a bot at an existing table with --table")
     if exc.code == "no_such_table":
         return f"the server at {url} has no table {table}: list them with parsimonia tables --url {url}"
+    if exc.code == "unavailable":
+        return (f"the server at {url} stayed unavailable ({exc.message}) for {UNAVAILABLE_GIVE_UP_S:g} s of "
+                "retries: a cluster's worker restarting; try again in a moment")
     if exc.code == "table_full":
         return f"every seat at table {table} is taken: leave out --table to find or create another"
     return f"the server refused: {exc}"

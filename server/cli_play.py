@@ -41,12 +41,13 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
     from clients.narrate import Narrated, result_lines
     from clients.players import make_player
-    from clients.sdk import run_bot
+    from clients.sdk import run_bot, say_on_stderr, stop_on_signals
 
     player = make_player(args.kind, args.seed, args.game)
+    say = say_on_stderr  # waiting for players, reconnecting, a refusal: beside the narration, else apart from the JSON
     if not args.json:
         line_buffered()
-        player = Narrated(player)
+        player, say = Narrated(player), print
     name = args.name or f"{args.kind}-bot-{secrets.token_hex(2)}"  # two bots started alike differ
     token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
     table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
@@ -63,8 +64,9 @@ def cmd_bot(args: argparse.Namespace) -> int:
     options.update(args.options)
     if options:
         create["options"] = options
-    result = trio.run(lambda: run_bot(args.url, player, name=name, table=table, seats=args.seats, token=token,
-                                      game=args.game, create_options=create))
+    result = trio.run(lambda: stop_on_signals(lambda: run_bot(args.url, player, name=name, table=table,
+                                                              seats=args.seats, token=token, game=args.game,
+                                                              create_options=create, say=say)))
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:

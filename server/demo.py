@@ -21,6 +21,10 @@ DEFAULT_TIME_SCALE = 200.0  # a 2-hour game in 36 s
 Progress = Callable[[str], None] | None  # where to print a line per turn, or None for silence
 
 
+def _unsaid(line: str) -> None:
+    """The demo's own bots wait for each other, and a reference bot's refusal (a bid overtaken) is no news."""
+
+
 async def play(url: str, players: int, seed: int, time_scale: float, kind: str, progress: Progress = None,
                game: str = DEFAULT_GAME, options: Options | None = None) -> Map:
     admin = {"admin": os.environ["PARSIMONIA_ADMIN_TOKEN"]} if os.environ.get("PARSIMONIA_ADMIN_TOKEN") else {}
@@ -28,7 +32,7 @@ async def play(url: str, players: int, seed: int, time_scale: float, kind: str, 
     made = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]  # a kind the game has not: now
     created = await request_once(url, "create", game=game, seats=players, seed=seed, time_scale=time_scale,
                                  options=options or {}, **admin)
-    bots = [BotSession(url, player, name=f"{k}-{s}", table=created["table"], game=game)
+    bots = [BotSession(url, player, name=f"{k}-{s}", table=created["table"], game=game, say=_unsaid)
             for s, (k, player) in enumerate(zip(kinds, made))]
     if progress is not None:  # seat 0 sees every view of the table: it tells the story
         bots[0].player = Narrated(bots[0].player, progress)

@@ -92,3 +92,25 @@ def test_a_servers_climb_begins_at_its_start_rate():
     add_arguments(parser)
     cfg = config_from_args(parser.parse_args(["--start", "ours=2000,websockets=4000"]))
     assert cfg.start == {"parsimonia": 2000.0, "bare-websockets": 4000.0}
+
+
+def test_the_ok_column_says_gen_where_the_json_says_loadgen_ok_false_as_the_capacity_table_does():
+    from bench.storm import _cell
+
+    behind = {"server": "parsimonia", "tables": 10, "rate": 250, "passed": True, "loadgen_ok": False, "errors": 0,
+              "disconnects": 0, "unanswered": 0}
+    assert _cell(behind, "passed", "{}") == "gen"
+    assert capacity_of([behind], "parsimonia", 10)["limited_by"] == "loadgen"  # printed ">=250*"... and "gen"
+    assert _cell({**behind, "loadgen_ok": True}, "passed", "{}") == "yes"
+    assert _cell({**behind, "passed": False, "loadgen_ok": True}, "passed", "{}") == "NO"
+
+
+def test_every_column_is_named_with_its_json_field_in_the_legend():
+    from bench.storm import COLUMNS, header, legend
+
+    said = " ".join(legend())
+    assert header().split() == [name for name, _, _ in COLUMNS]
+    for name, key, _ in COLUMNS:
+        if name != "server":
+            assert f"{name}={key}" in said
+    assert all(len(line) <= 120 for line in legend())

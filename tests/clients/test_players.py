@@ -299,3 +299,25 @@ def test_the_reference_players_sales_name_their_price_and_the_engine_takes_them(
     sales = [entry[3] for seed in range(4) for entry in simulate(3, seed, kind, time_scale=20.0).log
              if entry[0] == "cmd" and entry[3]["type"] == "close" and entry[3]["winner"] is not None]
     assert sales and all("price" in command for command in sales)  # the log holds the commands it applied
+
+
+def test_random_player_starts_an_auction_at_a_price_another_player_could_pay():
+    g = start_turns(3, 1)
+    view = g.view(0)
+    view["players"][1]["dollars"], view["players"][1]["committed"] = 300, 40  # 260 free: the most anyone has
+    view["players"][2]["dollars"] = 120
+    legal = [{"type": "auction", "card": 5, "start_price": {"min": 0, "max": 7760}},
+             {"type": "auction_drawn", "start_price": {"min": 0, "max": 7760}}]
+    prices = [RandomPlayer(s).act(view, legal)["start_price"] for s in range(200)]
+    assert max(prices) <= 260 and max(prices) > 130  # uniform up to it, not down to nothing
+
+
+def test_random_player_keeps_at_most_two_auctions_of_its_own_open():
+    g = start_turns(3, 1)
+    view = g.view(0)
+    legal = [{"type": "auction", "card": 5, "start_price": {"min": 0, "max": 7760}}, {"type": "end_turn"}]
+    view["auctions"] = [{"id": 1, "seller": 0}, {"id": 2, "seller": 1}]
+    assert {RandomPlayer(s).act(view, legal)["type"] for s in range(50)} == {"auction", "end_turn"}
+    view["auctions"].append({"id": 3, "seller": 0})
+    assert {RandomPlayer(s).act(view, legal)["type"] for s in range(50)} == {"end_turn"}
+    assert RandomPlayer(0).act(view, legal[:1]) is None  # nothing else on offer: it waits

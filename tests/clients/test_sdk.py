@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from clients.players import make_player
-from clients.sdk import BotSession, ServerError, request_once, run_bot
+from clients.sdk import UNAVAILABLE_BACKOFF_S, UNAVAILABLE_GIVE_UP_S, BotSession, ServerError, request_once, run_bot
 from server.limits import ClientLimits
 from tests.server.conftest import (  # noqa: F401 (fixtures)
     BANK, SHORT, _quiet_server_logs, connect, server, start_server, url)
@@ -67,7 +67,9 @@ async def test_bot_joining_a_full_table_raises_table_full(server, autojump_clock
 async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server, autojump_clock):
     created = await request_once(url(server), "create", game="parsimonia", seats=2, seed=12, options=SHORT)
     table_id = created["table"]
-    bots = [BotSession(url(server), make_player("greedy", s), name=f"b{s}", table=table_id) for s in range(2)]
+    said: list[list[str]] = [[], []]
+    bots = [BotSession(url(server), make_player("greedy", s), name=f"b{s}", table=table_id, say=said[s].append)
+            for s in range(2)]
     table = server.lobby.tables[table_id]
     dropped_at: list[int] = []
 
@@ -90,6 +92,11 @@ async def test_bot_resumes_after_server_drops_it_and_plays_to_the_result(server,
         events = [m["event"] for m in spectator.events()]
     assert dropped_at and dropped_at[0] < table.match.seq // 2
     assert bots[1].reconnects == 1 and bots[0].reconnects == 0
+    # each waited for the other, said once; the dropped one said it reconnects, then that it is back
+    assert said[0] == [f"b0: seat 0 at table {table_id}: waiting for players, 1 of 2 seats taken"]
+    assert [line.split(" (")[0] for line in said[1]] == [f"b1: the connection to table {table_id} was lost",
+                                                         f"b1: seat 1 at table {table_id} resumed"]
+    assert "reconnecting to ws://" in said[1][0] and "for up to 600 s" in said[1][0]
     assert bots[0].result == bots[1].result == events[-1]["result"]
     assert all(b.seat.last_seq == table.match.seq == len(events) for b in bots)
     # the resumed bot went on playing: it ended turns of its own after the drop
@@ -182,3 +189,137 @@ async def test_a_seated_bot_knows_its_round_trip_as_the_server_timed_it(start_se
         await trio.sleep(10)  # the bot asks again
         assert (bot.rtt_ms, bot.rtt_last_ms) == (35, 40)
         nursery.cancel_scope.cancel()
+
+
+class RefusedFirst:
+    """Sends a `pair` without its `resource` at its first chance (the server refuses it), then plays greedy."""
+
+    def __init__(self) -> None:
+        self.greedy = make_player("greedy", 3)
+        self.sent_bad = False
+
+    def act(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any] | None:
+        if not self.sent_bad:
+            self.sent_bad = True
+            return {"type": "pair"}
+        return self.greedy.act(view, legal)
+
+
+async def play_refused_once(server: Any, **options: Any) -> BotSession:
+    """Seat ``RefusedFirst`` and a greedy bot at a new table until the first has had its refusal."""
+    table = (await request_once(url(server), "create", game="parsimonia", seats=2, seed=2, options=SHORT))["table"]
+    bot = BotSession(url(server), RefusedFirst(), name="refused", table=table, **options)
+    other = BotSession(url(server), make_player("greedy", 4), name="other", table=table, say=lambda line: None)
+    with trio.fail_after(600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(bot.run)
+            nursery.start_soon(other.run)
+            while bot.refusals == 0:
+                await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()
+    return bot
+
+
+async def test_a_refused_command_reaches_the_bots_hook_with_its_code(server, autojump_clock):
+    refused: list[tuple[dict[str, Any], ServerError]] = []
+    bot = await play_refused_once(server, on_refused=lambda command, err: refused.append((command, err)))
+    [(command, err)] = refused
+    assert command == {"type": "pair"}
+    assert err.code == "missing_field" and err.table == bot.seat.table and "resource" in err.message
+
+
+async def test_a_refused_command_is_a_line_on_stderr_by_default(server, autojump_clock, capsys):
+    await play_refused_once(server)
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if "refused" in line]
+    assert line.startswith("refused: the server refused pair {}: missing_field: ") and "resource" in line
+
+
+def answering_unavailable(monkeypatch: pytest.MonkeyPatch, kinds: dict[str, int]) -> list[str]:
+    """The server answers the first ``kinds[kind]`` requests of each kind with `unavailable`, as a cluster's worker
+    does before it has read the directory; the kinds of every request it sees are returned, in order."""
+    from protocol.errors import ProtocolError
+    from server import requests
+
+    seen: list[str] = []
+    handle = requests.handle
+
+    def flaky(conn: Any, raw: dict[str, Any]) -> Any:
+        kind = str(raw.get("type"))
+        seen.append(kind)
+        if kinds.get(kind, 0) > 0:
+            kinds[kind] -= 1
+            conn.fail(ProtocolError("unavailable", "this worker has not yet read the directory"), raw.get("id"))
+            return None
+        return handle(conn, raw)
+
+    monkeypatch.setattr(requests, "handle", flaky)
+    return seen
+
+
+async def test_requests_answered_unavailable_are_sent_again_after_a_backoff(server, autojump_clock, monkeypatch):
+    seen = answering_unavailable(monkeypatch, {"create": 2, "join": 3, "tables": 1})
+    said: list[str] = []
+    start = trio.current_time()
+    listing = await request_once(url(server), "tables", say=said.append)
+    assert listing["tables"] == [] and len(said) == 1 and "unavailable" in said[0]
+    bot = BotSession(url(server), make_player("greedy", 1), name="patient", seats=2, say=said.append)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bot.run)
+        await bot.joined.wait()
+        assert bot.seat is not None and server.lobby.tables[bot.seat.table].summary()["taken"] == 1
+        nursery.cancel_scope.cancel()
+    assert seen.count("tables") == 3 and seen.count("create") == 3 and seen.count("join") == 4
+    assert len([line for line in said if "is unavailable" in line]) == 1 + 2 + 3  # one line each
+    assert trio.current_time() - start < UNAVAILABLE_GIVE_UP_S
+
+
+async def test_a_resume_answered_unavailable_is_sent_again_and_the_seat_plays_on(server, autojump_clock,
+                                                                                 monkeypatch):
+    created = await request_once(url(server), "create", game="parsimonia", seats=2, seed=5, options=SHORT)
+    tokens = []
+    for _ in range(2):
+        async with connect(server, "taker") as taker:
+            tokens.append((await taker.request("join", table=created["table"], name="entrant"))["token"])
+    seen = answering_unavailable(monkeypatch, {"resume": 4})
+    bots = [BotSession(url(server), make_player("greedy", s), table=created["table"], token=t, say=lambda line: None)
+            for s, t in enumerate(tokens)]
+    with trio.fail_after(600):
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(bot.run)
+    assert seen.count("resume") == 6
+    assert bots[0].result == bots[1].result and bots[0].result["over"]
+
+
+async def test_unavailable_for_longer_than_the_bound_is_final(server, autojump_clock, monkeypatch):
+    answering_unavailable(monkeypatch, {"tables": 10**6})
+    start = trio.current_time()
+    with pytest.raises(ServerError) as refused:
+        await request_once(url(server), "tables", say=lambda line: None)
+    assert refused.value.code == "unavailable"
+    assert UNAVAILABLE_GIVE_UP_S <= trio.current_time() - start <= UNAVAILABLE_GIVE_UP_S + UNAVAILABLE_BACKOFF_S[1] * 2
+
+
+async def test_no_such_table_stays_final(server, autojump_clock, monkeypatch):
+    seen = answering_unavailable(monkeypatch, {})
+    with pytest.raises(ServerError) as refused:
+        await run_bot(url(server), make_player("greedy", 0), table="t404", say=lambda line: None)
+    assert refused.value.code == "no_such_table" and seen.count("join") == 1
+
+
+async def test_a_command_answered_unavailable_is_sent_again_with_its_key_and_not_refused(server, autojump_clock,
+                                                                                       monkeypatch):
+    seen = answering_unavailable(monkeypatch, {"act": 2})
+    create = {"seed": 9, "options": SHORT}
+    bots = [BotSession(url(server), make_player("greedy", 1), name="a", seats=2, create_options=create,
+                       say=lambda line: None)]
+    with trio.fail_after(600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(bots[0].run)
+            await bots[0].joined.wait()
+            bots.append(BotSession(url(server), make_player("greedy", 2), name="b", table=bots[0].seat.table,
+                                   say=lambda line: None))
+            nursery.start_soon(bots[1].run)
+    assert seen.count("act") > 2 and seen.count("resume") == 2  # each resumed, then sent its command again
+    assert sum(b.refusals for b in bots) == 0 and bots[0].result == bots[1].result and bots[0].result["over"]

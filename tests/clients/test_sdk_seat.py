@@ -3,11 +3,15 @@ and a bot stopped before the start giving its seat back."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 import trio
 
 from clients.players import make_player
-from clients.sdk import DEFAULT_URL, BotSession, request_once, run_bot, seat_options
+from clients.sdk import (DEFAULT_URL, BotSession, ServerError, Stopped, request_once, run_bot, seat_options,
+                         stop_on_signals)
 from tests.server.conftest import _quiet_server_logs, server, url  # noqa: F401 (fixtures)
 
 
@@ -54,3 +58,37 @@ async def test_a_bot_stopped_before_the_start_gives_its_seat_back(server, autoju
         nursery.cancel_scope.cancel()
     await trio.sleep(1)
     assert server.lobby.tables[table].summary()["taken"] == 0
+
+
+def test_stop_on_signals_returns_what_the_game_returns_and_lets_its_errors_through_as_they_are():
+    async def result() -> str:
+        return "over"
+
+    async def refused() -> str:
+        raise ServerError({"code": "no_such_table", "message": "none"})
+
+    assert trio.run(stop_on_signals, result) == "over"
+    with pytest.raises(ServerError):  # not wrapped in an exception group
+        trio.run(stop_on_signals, refused)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_stop_on_signals_cancels_the_game_as_ctrl_c_would_then_says_which_signal(signum):
+    cancelled: list[bool] = []
+    before = signal.getsignal(signum)
+    if before is signal.SIG_IGN:
+        pytest.skip(f"the suite runs with {signum!r} ignored (nohup): a bot so started keeps ignoring it")
+
+    async def game() -> None:
+        try:
+            os.kill(os.getpid(), signum)
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            cancelled.append(True)  # where a waiting bot gives its seat back
+            raise
+
+    with pytest.raises(Stopped) as stopped:
+        trio.run(stop_on_signals, game)
+    assert stopped.value.signum == signum and cancelled == [True]
+    assert str(stopped.value) == f"stopped ({signal.Signals(signum).name})"
+    assert signal.getsignal(signum) is before  # given back as it was

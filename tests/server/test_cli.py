@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -174,6 +176,7 @@ def test_bot_time_scale_goes_to_the_table_it_creates_and_the_result_reads_well(c
     assert code == 0
     [(called_url, options)] = calls
     assert re.fullmatch(r"greedy-bot-[0-9a-f]{4}", options.pop("name"))  # two bots started alike differ
+    assert options.pop("say") is print  # waiting, reconnecting, refusals: lines beside the narration
     assert (called_url, options) == ("ws://127.0.0.1:9", {"table": None, "seats": None, "token": None,
                                                          "game": "parsimonia", "create_options": {"time_scale": 120.0}})
     assert out.splitlines() == ["game over (clock) after 1:00, 12 turns", "  seat 0: $900", "  seat 1: $1100  winner",
@@ -235,7 +238,8 @@ class Examples:
     """Runs example lines in a shell in a fresh directory standing for a fresh clone (its ``examples/`` linked in),
     with the venv's ``bin`` first on PATH, as an activated venv has it, and ``PARSIMONIA_URL`` naming the test's
     server when there is one (on 127.0.0.1, port 0). Two things are changed in a line, for the test only: the
-    default ws://127.0.0.1:8765 becomes that server's URL, and a ``--port`` other than 0 becomes ``--port 0``."""
+    default ws://127.0.0.1:8765 becomes that server's URL, and a command that listens (``serve``, ``tournament``)
+    gets ``--port 0``: a test never depends on a fixed port being free (a ``make run`` beside ``make test``)."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.cwd = tmp_path
@@ -258,7 +262,8 @@ class Examples:
     def adapt(self, line: str) -> str:
         if self.url is not None:
             line = line.replace("ws://127.0.0.1:8765", self.url)
-        return re.sub(r"--port [1-9]\d*", "--port 0", line)
+        line = re.sub(r"--port [1-9]\d*", "--port 0", line)
+        return re.sub(r"^(parsimonia (?:serve|tournament))(?!.* --port )", r"\1 --port 0", line)
 
     def start(self, line: str) -> subprocess.Popen[str]:
         return subprocess.Popen(["bash", "-c", self.adapt(line)], cwd=self.cwd, env=self.env, text=True,
@@ -310,9 +315,22 @@ def example_runner(tmp_path: Path) -> Iterator[Examples]:
     runner.stop()
 
 
+@pytest.fixture
+def default_port_held() -> Iterator[None]:
+    """127.0.0.1:8765 listened on for the test's length, as a ``make run`` beside the suite would (or already is)."""
+    with socket.socket() as held:
+        try:
+            held.bind(("127.0.0.1", 8765))
+            held.listen()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+        yield
+
+
 @pytest.mark.parametrize("command", ["", "simulate", "serve", "bot", "demo", "watch", "tables", "replay", "tournament",
                                      "ratings", "ladder", "bench"])
-def test_every_example_a_commands_help_ends_with_runs_as_written(example_runner, command):
+def test_every_example_a_commands_help_ends_with_runs_as_written(example_runner, default_port_held, command):
     lines = help_examples(command)
     if command == "serve":  # each runs until Ctrl-C: it must say where it listens first
         for line in lines:

@@ -217,6 +217,20 @@ def test_a_wrong_token_is_one_line_and_ctrl_c_gives_the_waiting_seat_back(tmp_pa
     wait_for(lambda: [t["taken"] for t in tables(server_url)] == [0])  # the seat was given back
 
 
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_bot_killed_or_hung_up_on_gives_the_waiting_seat_back_in_one_line(tmp_path, server_url, signum, status):
+    waiting = Cli("bot", "greedy", "--url", server_url, "--seats", "2", cwd=tmp_path)
+    try:
+        wait_for(lambda: [t["taken"] for t in tables(server_url)] == [1])
+        waiting.proc.send_signal(signum)  # kill, timeout, a closed terminal
+        code, out, err = waiting.finish()
+    finally:
+        waiting.stop()
+    assert code == status and one_line(err) == f"parsimonia bot: stopped ({signal.Signals(signum).name})"
+    assert "waiting for players, 1 of 2 seats taken" in out
+    wait_for(lambda: [t["taken"] for t in tables(server_url)] == [0])  # no ghost seat for the next bots
+
+
 def test_demo_against_a_server_with_an_admin_token_says_what_to_do(tmp_path):
     srv, url = serve_process(tmp_path, env={"PARSIMONIA_ADMIN_TOKEN": ADMIN_TOKEN})
     try:
@@ -285,3 +299,16 @@ def test_tournament_ctrl_c_exits_130_saying_how_to_carry_on(tmp_path):
         tour.stop()
     assert code == 130
     assert "run the same command again" in one_line(err)
+
+
+def test_a_server_that_stays_unavailable_is_one_line_after_the_retries():
+    import argparse
+
+    from clients.sdk import ServerError
+    from server.cli_errors import explain
+
+    args = argparse.Namespace(url="ws://127.0.0.1:8765", table="t1")
+    refused = ServerError({"code": "unavailable", "message": "worker 2, which holds t1, is away"})
+    line, status = explain(BaseExceptionGroup("nursery", [refused]), args)
+    assert status == 1 and "\n" not in line
+    assert line.startswith("the server at ws://127.0.0.1:8765 stayed unavailable (worker 2, which holds t1, is away)")

@@ -70,6 +70,17 @@ async function main() {
     await client.join(table, name);
   }
   console.error(`${name}: table ${table}, seat ${client.tables.get(table)?.seat}`);
+  // Ctrl-C, kill (SIGTERM) or a closed terminal (SIGHUP): a seat at a table still waiting is given back first
+  for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
+    process.once(signal, async () => {
+      const phase = client.tables.get(table)?.view?.phase;
+      if (phase === undefined || phase === "waiting") {
+        await Promise.race([client.leave(table), new Promise((resolve) => { setTimeout(resolve, 2000); })]);
+      }
+      console.error(`${name}: stopped (${signal})`);
+      process.exit(status);
+    });
+  }
   const debug = !!process.env.BOT_DEBUG;
   let busy = false, done = false, refused = new Set(), actedOn = -1; // act once per fresh view (a newer seq)
   const step = async () => {

@@ -433,3 +433,88 @@ describe("a cluster's moved", () => {
     await expect(watching).rejects.toMatchObject({ code: "moved" });
   });
 });
+
+describe("unavailable, a cluster's worker restarting", () => {
+  it("sends a request answered unavailable again after a doubling backoff, one log line each", async () => {
+    const lines = [];
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, random: () => 0.5, log: (l) => lines.push(l) });
+    const connecting = c.connect();
+    await flush();
+    const s = FakeSocket.all[0];
+    serve(s, () => 0)();
+    await connecting;
+    const joining = c.join("t1", "Ada");
+    const first = s.last("join");
+    s.push({ type: "error", re: first.id, code: "unavailable", message: "not yet read the directory", table: "t1" });
+    await flush();
+    await vi.advanceTimersByTimeAsync(99);
+    expect(s.sent.filter((m) => m.type === "join")).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    const second = s.last("join");
+    expect(second.id).not.toBe(first.id);
+    expect(second.key).toBe(first.key); // the same join
+    s.push({ type: "error", re: second.id, code: "unavailable", message: "not yet read the directory", table: "t1" });
+    await flush();
+    await vi.advanceTimersByTimeAsync(200);
+    const third = s.last("join");
+    expect(third.id).not.toBe(second.id);
+    s.push({ type: "joined", re: third.id, table: "t1", seat: 0, token: "T", game: "parsimonia", static: {} });
+    expect((await joining).seat).toBe(0);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe("join at ws://x/ answered unavailable: not yet read the directory; trying again in 0.1 s (try 1)");
+  });
+
+  it("resumes a seat answered unavailable on a reconnect instead of losing it", async () => {
+    const c = new Client("ws://x/", { WebSocket: FakeSocket, now: () => 0, random: () => 0.5, log: () => {} });
+    const connecting = c.connect();
+    await flush();
+    serve(FakeSocket.all[0], () => 0)();
+    await connecting;
+    const resuming = c.resume("t1", "TOK", 3);
+    const s = FakeSocket.all[0];
+    s.push({ type: "resumed", re: s.last("resume").id, table: "t1", seat: 1, game: "parsimonia", static: {} });
+    await resuming;
+    const lost = [];
+    c.on("lost", (t) => lost.push(t.lost));
+    c.drop();
+    await vi.advanceTimersByTimeAsync(400);
+    const again = FakeSocket.all[1];
+    serve(again, () => 0)();
+    await flush();
+    for (let i = 0; i < 3; i++) {
+      const r = again.last("resume");
+      again.push({ type: "error", re: r.id, code: "unavailable", message: "restarting", table: "t1" });
+      await vi.advanceTimersByTimeAsync(1000);
+    }
+    const r = again.last("resume");
+    expect(again.sent.filter((m) => m.type === "resume")).toHaveLength(4);
+    again.push({ type: "resumed", re: r.id, table: "t1", seat: 1, game: "parsimonia", static: {} });
+    await flush();
+    expect(c.state).toBe("open");
+    expect(lost).toEqual([]);
+    expect(c.tables.get("t1").lost).toBeNull();
+  });
+
+  it("gives up once the waits add up to the bound, and takes no_such_table as final", async () => {
+    const { c, s } = await connectedClient();
+    c.log = () => {};
+    const listing = c.listTables();
+    listing.catch(() => {});
+    let asked = 0;
+    for (let waited = 0; waited < 60000; waited += 50) {
+      const mine = s.sent.filter((m) => m.type === "tables");
+      while (asked < mine.length) {
+        s.push({ type: "error", re: mine[asked].id, code: "unavailable", message: "away" });
+        asked += 1;
+      }
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    await expect(listing).rejects.toMatchObject({ code: "unavailable" });
+    expect(asked).toBeGreaterThan(4);
+    expect(asked).toBeLessThan(15);
+    const joining = c.join("t404", "Ada");
+    s.push({ type: "error", re: s.last("join").id, code: "no_such_table", message: "none", table: "t404" });
+    await expect(joining).rejects.toMatchObject({ code: "no_such_table" });
+    expect(s.sent.filter((m) => m.type === "join")).toHaveLength(1);
+  });
+});

@@ -1,7 +1,8 @@
 // A Parsimonia protocol client (protocol/SPEC.md) for the browser and for Node: one WebSocket, msgpack
 // frames, requests matched to replies by `re`, pushes (`event`, `view`, `bulletin`, `error`) to listeners,
 // and after a dropped connection a reconnect with backoff that resumes every seat with its token and the
-// last `seq` received, and watches again every watched table. Server time comes from ping/pong.
+// last `seq` received, and watches again every watched table. Server time comes from ping/pong. A request
+// answered `unavailable` (a cluster's worker restarting) is sent again after a backoff, within a bound.
 //
 // In a browser the global WebSocket is used; under Node 20 (which has none) pass one, e.g.
 // `new Client(url, { WebSocket: (await import("ws")).WebSocket })`.
@@ -13,6 +14,10 @@ import { assemble } from "./view.js";
 export const PROTOCOL_VERSION = 2;
 /** `moved` answers followed in a row: a cluster's workers send a table's requests to the worker holding it. */
 export const MAX_REDIRECTS = 4;
+/** `unavailable` answers: the same request again after a wait doubling from the first to the second (each times
+ * 0.75-1.25 at random), until the waits add up to `UNAVAILABLE_GIVE_UP_MS`; then the error stands. */
+export const UNAVAILABLE_BACKOFF_MS = [100, 5000];
+export const UNAVAILABLE_GIVE_UP_MS = 30000;
 
 /** An `error` reply: `code` is stable, `reason` is the game's own code for `illegal_action`, `url` the worker
  * holding the table for `moved`. */
@@ -43,7 +48,8 @@ export class ProtocolError extends Error {
 /**
  * @typedef {{
  *   WebSocket?: any, client?: string, backoffMs?: [number, number], pingMs?: number,
- *   now?: () => number, reconnect?: boolean, random?: () => number,
+ *   now?: () => number, reconnect?: boolean, random?: () => number, log?: (line: string) => void,
+ *   unavailableBackoffMs?: [number, number], unavailableGiveUpMs?: number,
  * }} ClientOptions
  */
 
@@ -58,6 +64,10 @@ export class Client {
     this.now = options.now ?? (() => (globalThis.performance ? performance.now() : Date.now()));
     this.random = options.random ?? Math.random;
     this.autoReconnect = options.reconnect ?? true;
+    /** one line for a person: a request answered `unavailable`, sent again */
+    this.log = options.log ?? ((/** @type {string} */ line) => console.warn(line));
+    this.unavailableBackoffMs = options.unavailableBackoffMs ?? UNAVAILABLE_BACKOFF_MS;
+    this.unavailableGiveUpMs = options.unavailableGiveUpMs ?? UNAVAILABLE_GIVE_UP_MS;
     this.clock = new ClockOffset();
     /** @type {number | null} this connection's round trip in ms as the server times it (its own pings), smoothed */
     this.serverRttMs = null;
@@ -151,7 +161,7 @@ export class Client {
     this.socket = socket;
     socket.onopen = async () => {
       try {
-        const welcome = await this.send({ type: "hello", version: PROTOCOL_VERSION, client: this.clientName });
+        const welcome = await this.sendRetrying({ type: "hello", version: PROTOCOL_VERSION, client: this.clientName });
         this.welcome = welcome;
         this.clock.seed(this.now(), welcome.server_time);
         this.serverRttMs = this.serverRttLastMs = null; // a new connection: its own round trip, from its first pong
@@ -203,11 +213,11 @@ export class Client {
       if (t.lost) continue;
       try {
         if (t.role === "seat" && t.token) {
-          const r = await this.send({ type: "resume", table: t.table, token: t.token, last_seq: t.lastSeq });
+          const r = await this.sendRetrying({ type: "resume", table: t.table, token: t.token, last_seq: t.lastSeq });
           t.seat = r.seat;
           t.static = r.static ?? t.static;
         } else if (t.role === "watch") {
-          const r = await this.send({ type: "watch", table: t.table });
+          const r = await this.sendRetrying({ type: "watch", table: t.table });
           t.static = r.static ?? t.static;
         }
         taken += 1;
@@ -224,7 +234,7 @@ export class Client {
     }
     this.restoreMoves = 0;
     for (const topic of this.topics.keys()) {
-      const b = await this.send({ type: "bulletin", topic, follow: true });
+      const b = await this.sendRetrying({ type: "bulletin", topic, follow: true });
       this.emit("bulletin", b);
     }
   }
@@ -289,13 +299,37 @@ export class Client {
     });
   }
 
+  /**
+   * `send`, and again after a backoff while the answer is `unavailable` (one `log` line each), until the waits
+   * add up to `unavailableGiveUpMs`: then that error. Any other answer, `no_such_table` included, stands.
+   * @param {Record<string, any>} message @returns {Promise<Record<string, any>>}
+   */
+  async sendRetrying(message) {
+    let waited = 0;
+    for (let tries = 0; ; tries += 1) {
+      try {
+        return await this.send(message);
+      } catch (e) {
+        if (!(e instanceof ProtocolError) || e.code !== "unavailable" || this.stopped) throw e;
+        const [lo, hi] = this.unavailableBackoffMs;
+        const delay = Math.min(hi, lo * 2 ** tries) * (0.75 + 0.5 * this.random());
+        if (waited + delay > this.unavailableGiveUpMs) throw e;
+        waited += delay;
+        this.log(`${message.type} at ${this.url} answered ${e.message}; trying again in `
+          + `${(delay / 1000).toFixed(1)} s (try ${tries + 1})`);
+        await new Promise((resolve) => { setTimeout(resolve, delay); });
+      }
+    }
+  }
+
   /** A request once connected (waits for a reconnect in progress); on a cluster, a `moved` answer is followed to
-   * the worker holding the table (at most `MAX_REDIRECTS` in a row). @param {Record<string, any>} message */
+   * the worker holding the table (at most `MAX_REDIRECTS` in a row); an `unavailable` one is sent again
+   * (`sendRetrying`). @param {Record<string, any>} message */
   async request(message) {
     for (let moves = 0; ; moves += 1) {
       if (this.state !== "open" || !this.socket) await this.connect();
       try {
-        return await this.send(message);
+        return await this.sendRetrying(message);
       } catch (e) {
         if (!(e instanceof ProtocolError) || e.code !== "moved" || !e.url || moves >= MAX_REDIRECTS) throw e;
         await this.moveTo(e.url);
