@@ -142,7 +142,7 @@ class Director:
                 and any(snap.entrant(e).kind == "human" for e in table.seats))
         if held:  # every seat is taken, so the game has begun: its clocks wait for the humans
             try:
-                await self.link.admin("pause", table=sid)
+                await self.link.admin("pause", table=sid, hold=True)  # a hold for the players, not a pause
             except ServerError as exc:
                 self.log.warning("admin_refused", action="pause", table=sid, code=exc.code)
                 self.out(f"table {sid}: its clocks could not be held for its players ({exc.code}); they run")
