@@ -2,7 +2,8 @@
 
 * ``test_browser``: the page in headless Chromium (``clients/web/e2e/run.mjs``: a person joins from the lobby
   and plays a Parsimonia game against a bot to the end with clicks (bids, wins an auction, pairs drawn tourists,
-  ends turns), a reload resumes the seat, the organiser pauses the table and the countdowns stop, a Gift of
+  ends turns), a reload resumes the seat, the organiser pauses the table and the countdowns stop, a page opened
+  during a hold for the players or reloaded during a pause draws the clocks where they stopped, a Gift of
   Tulips turn, a Kupcy game where the person splits with the keyboard alone, makes sealed offers, answers a tie
   re-bid and sees the reveal, a phone-sized screen without sideways scrolling, and spectators and seats whose
   frames hold no hidden information they may not see; a table the organiser closes shows its clocks stopped, a

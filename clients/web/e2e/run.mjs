@@ -264,6 +264,64 @@ async function closing(env) {
   await page.context().close();
 }
 
+/** Every countdown of the page shows its deadline minus the moment the clocks stopped (the view's `paused_at`),
+ * however long ago that was; returns them. */
+async function frozenAt(page, table) {
+  const pausedAt = await page.evaluate((t) => window.__parsimonia.picture(t)?.paused_at, table);
+  if (typeof pausedAt !== "number") throw new Error(`a paused view without paused_at: ${pausedAt}`);
+  const clocks = await page.locator("main .countdown[data-deadline]").evaluateAll((els) =>
+    els.map((el) => ({ deadline: Number(el.dataset.deadline), left: Number(el.dataset.left) })));
+  if (!clocks.length) throw new Error("no countdown on the paused table");
+  const wrong = clocks.filter((c) => c.left !== Math.max(0, c.deadline - pausedAt));
+  if (wrong.length) throw new Error(`clocks that ran while stopped at ${pausedAt}: ${JSON.stringify(wrong)}`);
+  return clocks;
+}
+
+async function held(env) {
+  const { admin, bots } = env;
+  // ---- a table held for its human (as the director holds it), then paused: a page opened or reloaded later
+  // draws the clocks where they stopped ----
+  const t = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 5,
+    options: { opening_ms: 120_000, turn_ms: 180_000, game_ms: 900_000, quiet_ms: 60_000 } });
+  const holder = new Client(WS, { WebSocket, client: "e2e-director", reconnect: false });
+  await holder.connect();
+  const { token } = await holder.join(t, "Ada");
+  holder.close();
+  bots.push(await bot(t, "Bot"));
+  await admin.admin(ADMIN, "pause", { table: t, hold: true });
+  await new Promise((r) => setTimeout(r, 2500)); // Ada comes late
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#${t}/${token}`);
+  await page.getByTestId("paused").filter({ hasText: "Clocks held until the players are connected" }).waitFor();
+  await page.locator(".status .countdown[data-deadline]").first().waitFor();
+  await frozenAt(page, t);
+  await page.locator(".log li[data-type=paused]", { hasText: "the clocks wait for the players to connect" }).waitFor();
+  if (await page.getByText("paused by the organiser").count()) throw new Error("a hold reads as the organiser's pause");
+  step("a page opened 2.5 s into a hold drew the clocks where they stopped, and called it a hold");
+
+  await admin.admin(ADMIN, "unpause", { table: t });
+  await page.getByTestId("paused").waitFor({ state: "detached" });
+  await admin.admin(ADMIN, "pause", { table: t });
+  await page.getByTestId("paused").filter({ hasText: "Clocks paused by the organiser" }).waitFor();
+  const before = await frozenAt(page, t);
+  await new Promise((r) => setTimeout(r, 2500));
+  await page.reload();
+  await page.getByTestId("paused").filter({ hasText: "Clocks paused by the organiser" }).waitFor();
+  await page.locator(".status .countdown[data-deadline]").first().waitFor();
+  const after = await frozenAt(page, t);
+  if (JSON.stringify(after.map((c) => c.left)) !== JSON.stringify(before.map((c) => c.left)))
+    throw new Error(`a reload moved the paused clocks: ${JSON.stringify(before)} then ${JSON.stringify(after)}`);
+  await admin.admin(ADMIN, "unpause", { table: t });
+  await page.getByTestId("paused").waitFor({ state: "detached" });
+  const game = page.locator(".status .countdown[data-deadline]").first();
+  const left = Number(await game.getAttribute("data-left"));
+  if (!(left <= before[0].left && left > before[0].left - 10_000))
+    throw new Error(`after the unpause the clock jumped from ${before[0].left} to ${left}`);
+  step("a reload 2.5 s into a pause drew the same stopped clocks; after the unpause they ran on from there");
+  await admin.admin(ADMIN, "close", { table: t });
+  await page.context().close();
+}
+
 async function clocks(env) {
   const { admin } = env;
   // ---- the lobby's clocks: a preset at a fast clock keeps 5 s of quiet; own times set each clock apart ----
@@ -563,7 +621,7 @@ async function toy(env) {
   step("a game installed as a package of its own played to its result in the generic view");
 }
 
-const SECTIONS = { parsimonia, closing, clocks, guide, tulips, kupcy, toy };
+const SECTIONS = { parsimonia, closing, held, clocks, guide, tulips, kupcy, toy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

@@ -62,13 +62,15 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
   const log = eventLog(table);
   const startEv = log.find((l) => l.event.type === "game_started");
   const endEv = log.find((l) => l.event.type === "result");
+  const pauseEv = [...log].reverse().find((l) => l.event.type === "paused");
   const start = pic.started_at ?? (pic.deadlines?.game != null && pic.config?.game_ms ? pic.deadlines.game - pic.config.game_ms : startEv?.time ?? null);
   return (
     <main class="page table" data-table={table} data-game={t.game} data-mode={mode}>
       <header class="table-head">
         <h2>{game.title} · table {table}</h2>
         <span data-testid="who">{mode === "seat" ? `You are ${names(pic)[t.seat ?? -1] ?? `seat ${t.seat}`}, seat ${t.seat}` : "Spectating"}</span>
-        {paused ? <span class="tag paused" role="status" data-testid="paused">Clocks paused by the organiser</span> : null}
+        {paused ? <span class="tag paused" role="status" data-testid="paused" data-held={pic.held ? "true" : undefined}>
+          {pic.held ? "Clocks held until the players are connected" : "Clocks paused by the organiser"}</span> : null}
         <a href="#">Lobby</a>
       </header>
       {notice ? <p role="alert" class="notice">{notice} <button onClick={() => setNotice(null)} aria-label="dismiss">×</button></p> : null}
@@ -78,7 +80,7 @@ export function TablePage(props: { table: string; mode: "seat" | "watch" }) {
           <ul>{(pic.seats ?? []).map((s: any) => <li key={s.seat}>{s.name}{s.connected ? "" : " (away)"}</li>)}</ul>
         </section>
       ) : (
-        <TableClocks.Provider value={tableClocks(pic, t.time, endEv?.time ?? null)}>
+        <TableClocks.Provider value={tableClocks(pic, t.time, endEv?.time ?? null, pauseEv?.event.at ?? null)}>
           <ResultBanner pic={pic} score={(v) => (currency ? `${currency}${v}` : `${v} pt`)} />
           <game.View pic={pic} legal={mode === "seat" && !pic.result ? t.legal : []} act={act} table={table} />
         </TableClocks.Provider>
