@@ -27,11 +27,11 @@ export function tableClocks(pic: Record<string, any>, viewTime: number, endedAt:
   return { stopped: null };
 }
 
-export function Countdown(props: { deadline: number | null | undefined; label?: string }) {
+export function Countdown(props: { deadline: number | null | undefined; label?: string; title?: string }) {
   useTick(250);
   const clocks = useContext(TableClocks);
-  const { deadline, label } = props;
-  if (deadline == null) return <span class="countdown off">{label ? `${label} –` : "–"}</span>;
+  const { deadline, label, title } = props;
+  if (deadline == null) return <span class="countdown off" title={title}>{label ? `${label} –` : "–"}</span>;
   const stopped = clocks.stopped;
   const left = stopped ? Math.max(0, deadline - clocks.at) : client.clock.remaining(deadline, client.now());
   const paused = stopped === "paused";
@@ -39,7 +39,7 @@ export function Countdown(props: { deadline: number | null | undefined; label?: 
   const state = stopped === "over" ? ", stopped: the game is over" : paused ? ", paused" : "";
   return (
     <span class={`countdown${urgent ? " urgent" : ""}${stopped ? ` stopped ${stopped}` : ""}`} data-deadline={deadline}
-      data-left={Math.round(left)} aria-label={`${label ?? "time left"}: ${clockText(left)}${state}`}>
+      data-left={Math.round(left)} title={title} aria-label={`${label ?? "time left"}: ${clockText(left)}${state}`}>
       {label ? `${label} ` : ""}{clockText(left)}{paused ? <span class="pause-icon" aria-hidden="true" /> : null}
     </span>
   );
