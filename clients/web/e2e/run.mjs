@@ -318,6 +318,19 @@ async function held(env) {
   if (!(left <= before[0].left && left > before[0].left - 10_000))
     throw new Error(`after the unpause the clock jumped from ${before[0].left} to ${left}`);
   step("a reload 2.5 s into a pause drew the same stopped clocks; after the unpause they ran on from there");
+
+  // at a phone's width the sell and give choices show their whole text (a card, a player)
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator("form.sell-form select").first().waitFor();
+  const cut = await page.locator("main form select").evaluateAll((els) => els.filter((el) => {
+    const pen = document.createElement("canvas").getContext("2d");
+    pen.font = getComputedStyle(el).font;
+    return pen.measureText(el.options[el.selectedIndex]?.text ?? "").width + 16 > el.clientWidth; // 16: the arrow
+  }).map((el) => el.options[el.selectedIndex]?.text));
+  await shot(page, "parsimonia-phone");
+  if (cut.length) throw new Error(`choices cut short at a phone's width: ${cut.join(", ")}`);
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= innerWidth + 1);
+  step("at a phone's width the sell and give choices show their whole text");
   await admin.admin(ADMIN, "close", { table: t });
   await page.context().close();
 }
@@ -330,6 +343,10 @@ async function clocks(env) {
   await page.getByLabel("Admin token").fill(ADMIN);
   await page.getByRole("button", { name: "Open" }).click();
   await page.getByTestId("health").waitFor();
+  const ownConn = page.locator("tr[data-conn]", { has: page.getByTestId("own-connection") });
+  await ownConn.waitFor(); // the organiser's page never offers to kick its own connection
+  if (await ownConn.locator("button.kick").count() || await page.locator("tr[data-conn] button.kick").count() !==
+      await page.locator("tr[data-conn]").count() - 1) throw new Error("the organiser's page offers to kick itself");
   await page.goto(`${HTTP}/#`);
   let last = null;
   const created = async () => { // the lobby's note names each new table
@@ -346,7 +363,10 @@ async function clocks(env) {
   const form = page.getByRole("form", { name: "new table" });
   await form.getByLabel("Clocks").selectOption({ label: "20-minute game, 8 s quiet" });
   await form.getByLabel("Clock speed").fill("30");
+  await form.getByTestId("clock-times").filter({ hasText:
+    "At ×30 the clocks: game 0:40, opening 0:06, turn 0:02; an auction closes after 0:05 with no bid." }).waitFor();
   await form.getByRole("button", { name: "Create a table" }).click();
+  await page.locator(".notice", { hasText: "You are not seated at it: type your name above, then press “Join" }).waitFor();
   const quick = await created();
   if (quick.game_ms !== 40_000 || quick.quiet_ms !== 5_000) throw new Error(`the preset at x30: ${JSON.stringify(quick)}`);
   await form.getByLabel("Clocks").selectOption({ label: "my own times" });
@@ -358,7 +378,35 @@ async function clocks(env) {
   const own = await created();
   if (own.game_ms !== 1_800_000 || own.turn_ms !== 90_000 || own.quiet_ms !== 12_000 || own.quiet_floor_ms !== 5_000)
     throw new Error(`own times: ${JSON.stringify(own)}`);
-  step("the lobby's preset kept 5 s of quiet at x30; own game, turn and quiet times were set apart");
+  // with a name typed, the creator sits at the new table
+  await page.getByLabel("Your name").fill("Ada");
+  await form.getByRole("button", { name: "Create a table" }).click();
+  await page.getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  const mine = await page.locator("main[data-table]").getAttribute("data-table");
+  await admin.admin(ADMIN, "close", { table: mine });
+  step("the lobby's preset kept 5 s of quiet at x30 and said so; own game, turn and quiet times were set apart; "
+    + "a creator without a name was told how to sit, one with a name sat; the organiser's page cannot kick itself");
+  await page.context().close();
+}
+
+async function addresses(env) {
+  const { admin } = env;
+  // ---- addresses people type: a table that does not exist, one without this browser's seat, /lobby; the icon ----
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#t999`);
+  await page.getByRole("alert").filter({ hasText: "There is no table t999 on this server" }).waitFor();
+  const t = await admin.create("gift-of-tulips", 2, { admin: ADMIN });
+  await page.goto(`${HTTP}/#${t}`);
+  await page.getByRole("alert").filter({ hasText: `This browser holds no seat at table ${t}: join it from the lobby` }).waitFor();
+  await page.getByRole("link", { name: `Watch ${t}` }).waitFor();
+  await admin.admin(ADMIN, "close", { table: t });
+  await page.goto(`${HTTP}/lobby`);
+  await page.getByRole("heading", { name: "Tables" }).waitFor();
+  if (new URL(page.url()).pathname !== "/") throw new Error(`/lobby led to ${page.url()}`);
+  const icon = await page.locator("link[rel=icon]").getAttribute("href");
+  const got = await page.request.get(new URL(icon, page.url()).href);
+  if (got.status() !== 200 || !(got.headers()["content-type"] ?? "").startsWith("image/")) throw new Error(`the icon: ${got.status()}`);
+  step("no such table said so; a table without a seat here offered to watch it; /lobby led to the lobby; the icon is served");
   await page.context().close();
 }
 
@@ -468,6 +516,19 @@ async function focusShows(page) {
   if (outline.startsWith("none") || outline.endsWith(" 0px")) throw new Error(`the focused control shows no focus (outline ${outline})`);
 }
 
+/** Every button's accessible name holds the words it shows (no aria-label that says something else). */
+async function namesAsShown(page) {
+  const words = (t) => t.replace(/[^\p{L}\p{N}$]+/gu, " ").trim().toLowerCase();
+  const buttons = page.locator("main button");
+  const differ = [];
+  for (let i = 0; i < await buttons.count(); i++) {
+    const b = buttons.nth(i);
+    const shown = words(await b.innerText()), name = await b.evaluate((el) => el.getAttribute("aria-label"));
+    if (name != null && !words(name).includes(shown)) differ.push(`"${shown}" named "${name}"`);
+  }
+  if (differ.length) throw new Error(`buttons named otherwise than they read: ${differ.join("; ")}`);
+}
+
 async function kupcy(env) {
   const { admin, bots } = env;
   // ---- Kupcy: the split with the keyboard only; sealed offers against two bots until a tie is re-bid ----
@@ -539,6 +600,7 @@ async function kupcy(env) {
       const mine = legal.filter((c) => c.type === "offer").map((c) => c.card);
       const card = (rebids ? undefined : mine.find((a) => plan(m.goods, a).tie)) ?? mine[0]; // one tie is enough
       if (m.round > 1) await page.getByTestId("rebid").waitFor();
+      if (!offered) await namesAsShown(page);
       await page.locator(`button.k-offer[data-card="${card}"]`).click();
       await page.getByTestId("my-offer").locator(`[data-card="${card}"]`).waitFor();
       offered += 1;
@@ -621,7 +683,7 @@ async function toy(env) {
   step("a game installed as a package of its own played to its result in the generic view");
 }
 
-const SECTIONS = { parsimonia, closing, held, clocks, guide, tulips, kupcy, toy };
+const SECTIONS = { parsimonia, closing, held, clocks, addresses, guide, tulips, kupcy, toy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

@@ -14,3 +14,13 @@ describe("a table's clocks", () => {
     expect(tableClocks({ result: {}, paused: false }, 9, 7)).toEqual({ stopped: "over", at: 7 });
   });
 });
+
+describe("the event log's time column", () => {
+  it("keeps the game's start once known, and finds it from the result at the end", async () => {
+    const { gameStart } = await import("../src/app/table.tsx");
+    expect(gameStart("tA", { deadlines: { game: 9000 }, config: { game_ms: 8000 } }, null, null)).toBe(1000);
+    expect(gameStart("tA", { deadlines: {}, result: {} }, null, null)).toBe(1000); // the log lost game_started
+    expect(gameStart("tB", { result: { game_ms: 60_000 } }, null, 65_000)).toBe(5000); // Kupcy: no game clock
+    expect(gameStart("tC", {}, null, null)).toBeNull();
+  });
+});
