@@ -327,7 +327,6 @@ async function held(env) {
     pen.font = getComputedStyle(el).font;
     return pen.measureText(el.options[el.selectedIndex]?.text ?? "").width + 16 > el.clientWidth; // 16: the arrow
   }).map((el) => el.options[el.selectedIndex]?.text));
-  await shot(page, "parsimonia-phone");
   if (cut.length) throw new Error(`choices cut short at a phone's width: ${cut.join(", ")}`);
   await page.waitForFunction(() => document.documentElement.scrollWidth <= innerWidth + 1);
   step("at a phone's width the sell and give choices show their whole text");
