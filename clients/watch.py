@@ -84,6 +84,10 @@ class Spectator:
                 return line
         if event.get("type") == "game_started":
             return "game started: " + ", ".join(f"{s['name']} (seat {s['seat']})" for s in event["seats"])
+        if event.get("type") == "paused":  # as the page says it
+            return "the clocks wait for the players to connect" if event.get("hold") else "the organiser paused the clocks"
+        if event.get("type") == "unpaused":
+            return "the clocks run again"
         return self.generic(event)
 
     def generic(self, event: dict[str, Any]) -> str:

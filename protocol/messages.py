@@ -98,7 +98,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
     "ping": _request(),
     "admin": _request(
         {"token": ADMIN_TOKEN, "action": Enum(ADMIN_ACTIONS)},
-        {"table": TABLE, "conn": Int(1, 2**62), "topic": TOPIC, "data": AnyMap(256)},
+        {"table": TABLE, "conn": Int(1, 2**62), "topic": TOPIC, "data": AnyMap(256), "hold": Bool()},
     ),
     "bulletin": _request({"topic": TOPIC}, {"follow": Bool()}),
     "ratings": _request(optional={"game": GAME}),

@@ -55,6 +55,7 @@ class AtRecord(TypedDict):
 
     k: Literal["start", "tick", "pause", "unpause", "resume"]
     at: int
+    hold: NotRequired[bool]  # a pause that holds the clocks for the players (admin `pause` with `hold`)
 
 
 class CmdRecord(TypedDict):

@@ -25,7 +25,7 @@ from protocol.schema import SchemaError
 from protocol.values import Command, Options, Result
 from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
-from server.journal_format import CloseRecord, CmdRecord, JoinRecord, Record, TableRecord
+from server.journal_format import AtRecord, CloseRecord, CmdRecord, JoinRecord, Record, TableRecord
 
 WAITING, RUNNING, OVER = "waiting", "running", "over"
 ANSWERS_KEPT = 256  # per seat: the answers to commands sent with a key, for a command sent again
@@ -96,6 +96,7 @@ class Match:
         self.state = WAITING
         self.started_at = 0
         self.paused_at: int | None = None
+        self.held = False  # paused as a hold for the players (a tournament's), not by the organiser's hand
         self.actions = 0
         self.rejected = 0
         self.result: Result | None = None
@@ -211,12 +212,17 @@ class Match:
         self.views.changed()
         self._publish(events, at)
 
-    def pause(self, at: int) -> None:
+    def pause(self, at: int, hold: bool = False) -> None:
+        """The clocks stop; ``hold``: they wait for the players (a tournament's table), nobody paused them."""
         if self.state != RUNNING or self.paused_at is not None:
             raise ProtocolError("bad_field", f"table: {self.id} is not running with its clocks going")
         self.paused_at = at
-        self._records.append({"k": "pause", "at": at})
-        self._publish([Event("paused", at, {})], at)
+        self.held = hold
+        record: AtRecord = {"k": "pause", "at": at}
+        if hold:
+            record["hold"] = True
+        self._records.append(record)
+        self._publish([Event("paused", at, {"hold": True} if hold else {})], at)
 
     def unpause(self, at: int) -> None:
         if self.paused_at is None:
@@ -225,6 +231,7 @@ class Match:
         self.engine.shift(at - self.paused_at)
         self.views.changed()
         self.paused_at = None
+        self.held = False
         self._records.append({"k": "unpause", "at": at})
         self._publish([Event("unpaused", at, {"deadline": self.engine.next_deadline()})], at)
 
@@ -255,6 +262,7 @@ class Match:
         assert self.engine is not None
         self.state = OVER
         self.paused_at = None
+        self.held = False
         base = self.engine.result()
         if ended is not None:
             base = {**base, "over": True, "reason": ended, "winners": []}
@@ -343,7 +351,7 @@ REPLAY_STEPS: dict[str, Callable[[Match, Any], object]] = {  # kind -> its input
     "start": lambda m, r: m.start(r["at"]),
     "cmd": lambda m, r: m.command(r["at"], r["seat"], r["command"], r.get("key")),
     "tick": lambda m, r: m.tick(r["at"]),
-    "pause": lambda m, r: m.pause(r["at"]),
+    "pause": lambda m, r: m.pause(r["at"], r.get("hold", False)),
     "unpause": lambda m, r: m.unpause(r["at"]),
     "resume": lambda m, r: m.unpause(r["at"]),  # journals written before the rename
     "close": lambda m, r: m.close(r["at"], r.get("ended", "closed")),

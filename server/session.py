@@ -210,6 +210,10 @@ class Session:
         body["seats"] = [{"seat": s.index, "name": s.name, "connected": s.sub is not None} for s in match.seats]
         body["seat_count"] = match.seat_count
         body["paused"] = match.paused_at is not None
+        if match.paused_at is not None:  # the clocks stand where they stopped: every deadline minus this
+            body["paused_at"] = match.paused_at
+            if match.held:
+                body["held"] = True
         if match.seeded:
             body["seeded"] = True
         return body
@@ -374,10 +378,10 @@ def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     s._fan_out()
 
 
-def _organiser(change: Callable[[Match, int], None]) -> Handler:
+def _organiser(change: Callable[[Match, int, Message], None]) -> Handler:
     """An organiser's request (pause, unpause, close): the match's change, its events, then the ``ok``."""
     def handle(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
-        change(s.match, now)
+        change(s.match, now, msg)
         s._fan_out()
         _reply(s, sub, "ok", msg)
     return handle
@@ -398,8 +402,8 @@ REQUESTS: dict[str, Handler] = {
     "view": _on_view,
     "detach": _on_detach,
     "act": _on_act,
-    "pause_clocks": _organiser(Match.pause),
-    "unpause_clocks": _organiser(Match.unpause),
-    "close_table": _organiser(lambda m, now: m.close(now)),
+    "pause_clocks": _organiser(lambda m, now, msg: m.pause(now, bool(msg.get("hold", False)))),
+    "unpause_clocks": _organiser(lambda m, now, msg: m.unpause(now)),
+    "close_table": _organiser(lambda m, now, msg: m.close(now)),
     "expire": _on_expire,
 }

@@ -7,6 +7,7 @@
 * ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
   ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
   admin token at all).
+* ``GET /lobby``, ``GET /admin``: 302 to the page's own address for them (``/``, ``/#admin``).
 * anything else: a static file (``server.static``): read in a worker thread the first time, then answered from
   memory.
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from server.app import Server
 
 NO_STORE = [("cache-control", "no-store")]
+PAGE_ROUTES = {"/lobby": "/", "/admin": "/#admin"}  # typed addresses -> where the page shows them
 
 
 class Web:
@@ -56,6 +58,8 @@ class Web:
         path = target.split("?", 1)[0]
         if path == "/healthz":
             return self._health()
+        if path in PAGE_ROUTES:  # addresses people type: the page's own, which lives at / with a #route
+            return Response(302, b"this page is at /\n", headers=[("location", PAGE_ROUTES[path])])
         if path == "/metrics":
             assert self.server.lobby is not None
             # this process's own tables: on a cluster, each worker is scraped on its own port, and the sums add up

@@ -59,8 +59,8 @@ def describe(event: Mapping[str, Any], static: Mapping[str, Any], names: Sequenc
     if kind == "auction_opened":
         a = event["auction"]
         rule = "seller picks the winner" if a.get("rule") == "seller_picks" else "highest bid wins"
-        return (f"auction {a['id']}: {_name(names, a['seller'])} sells {_lot(static, a['lot'])} from "
-                f"${a['start_price']} ({rule}; closes in {clock(a['closes_at'] - at)})")
+        return (f"{_name(names, a['seller'])} opens auction {a['id']} for {_lot(static, a['lot'])}, bids from "
+                f"${a['start_price']} ({rule}; it closes after {clock(a['closes_at'] - at)} with no bid)")
     if kind == "bid":
         return f"auction {event['auction']}: {seat} bids ${event['amount']}"
     if kind == "auction_closed":

@@ -182,7 +182,7 @@ class Director:
                                            or (self.roster.bot_grace_s > 0 and "bot" in kinds))
         if held:  # every seat is taken, so the game has begun: its clocks wait for the players
             try:
-                await self.link.admin("pause", table=sid)
+                await self.link.admin("pause", table=sid, hold=True)  # a hold for the players, not a pause
             except ServerError as exc:
                 self.log.warning("admin_refused", action="pause", table=sid, code=exc.code)
                 self.out(f"table {sid}: its clocks could not be held for its players ({exc.code}); they run")

@@ -112,6 +112,12 @@ def test_the_card_table_is_taken_from_the_watching_reply_when_it_has_one():
 def test_an_event_without_words_is_shown_generically_with_names_and_times():
     spectator = Spectator([].append)
     spectator.names = NAMES
-    line = spectator.describe({"type": "paused", "at": 1_000, "seat": 1, "deadline": 273_000})
-    assert line == "paused seat=Bob deadline=in 4:32"
+    line = spectator.describe({"type": "offer_made", "at": 1_000, "seat": 1, "deadline": 273_000})
+    assert line == "offer_made seat=Bob deadline=in 4:32"
     assert words_for("checkers") is None  # a game without words (or none at all): the generic form
+
+
+def test_a_hold_for_the_players_reads_as_one_and_not_as_the_organisers_pause():
+    spectator = Spectator([].append)
+    assert spectator.describe({"type": "paused", "at": 5, "hold": True}) == "the clocks wait for the players to connect"
+    assert spectator.describe({"type": "paused", "at": 5}) == "the organiser paused the clocks"

@@ -168,6 +168,26 @@ def test_pause_stops_the_clocks_and_unpause_shifts_them():
     assert [e["type"] for e in subs[1].events()][-2:] == ["paused", "unpaused"]
 
 
+def test_a_paused_view_says_when_the_clocks_stopped_and_whether_they_are_held_for_the_players():
+    """A page opened while paused draws each deadline minus ``paused_at``: the view's own ``time`` moves on."""
+    match, subs = seated(2, choose_ms=1000)
+    admin, late = Inbox(), Inbox()
+    request(match, admin, "pause_clocks", 100, id=1, hold=True)
+    assert subs[0].events()[-1] == {"type": "paused", "at": 100, "hold": True}
+    request(match, late, "watch", 40_100, id=2)  # opened 40 s later
+    view = late.of("view")[-1]
+    assert view["time"] == 40_100 and view["view"]["paused_at"] == 100 and view["view"]["held"] is True
+    records = [match.header(), *match.take_records()]
+    assert Session(Match.replay(records)).public_view()["held"] is True  # a restart keeps it a hold
+    request(match, admin, "unpause_clocks", 50_000, id=3)
+    request(match, admin, "pause_clocks", 50_100, id=4)  # the organiser's own pause
+    view = late.of("view")[-1]["view"]
+    assert view["paused_at"] == 50_100 and "held" not in view and late.events()[-1] == {"type": "paused", "at": 50_100}
+    request(match, admin, "unpause_clocks", 50_200, id=5)
+    view = late.of("view")[-1]["view"]
+    assert view["paused"] is False and "paused_at" not in view and "held" not in view
+
+
 def test_after_a_pause_in_a_tulips_set_up_every_view_shows_the_set_up_deadline_the_timer_fires():
     match = Session(Match("t1", "gift-of-tulips", 3, seed=7))
     subs = [Inbox() for _ in range(3)]

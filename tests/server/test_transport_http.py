@@ -168,6 +168,12 @@ async def test_without_a_built_web_client_a_placeholder_says_what_this_is(start_
     assert (await get(server, "/app.js"))[0] == 404
 
 
+async def test_the_lobby_and_the_organisers_page_typed_as_paths_redirect_to_the_page(server):
+    for target, location in (("/lobby", "/"), ("/admin", "/#admin")):
+        status, headers, _ = await get(server, target)
+        assert (status, headers["location"]) == (302, location), target
+
+
 async def test_other_methods_are_405(server):
     status, headers, _ = await (await Client.open(server)).get("/", method="DELETE")
     assert status == 405 and "GET" in headers["allow"]

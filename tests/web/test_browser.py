@@ -2,12 +2,16 @@
 
 * ``test_browser``: the page in headless Chromium (``clients/web/e2e/run.mjs``: a person joins from the lobby
   and plays a Parsimonia game against a bot to the end with clicks (bids, wins an auction, pairs drawn tourists,
-  ends turns), a reload resumes the seat, the organiser pauses the table and the countdowns stop, a Gift of
+  ends turns), a reload resumes the seat, the organiser pauses the table and the countdowns stop, a page opened
+  during a hold for the players or reloaded during a pause draws the clocks where they stopped, a Gift of
   Tulips turn, a Kupcy game where the person splits with the keyboard alone, makes sealed offers, answers a tie
   re-bid and sees the reveal, a phone-sized screen without sideways scrolling, and spectators and seats whose
   frames hold no hidden information they may not see; a table the organiser closes shows its clocks stopped, a
   stale "Sell for $6" is refused, runs of bids read as one line, the organiser's Pause/Unpause follow the table's
-  state and connections show their players, the lobby's clocks (a preset, own game, turn and quiet times), and a
+  state and connections show their players (never a Kick for the organiser's own page), the lobby's clocks (a
+  preset, own game, turn and quiet times, shown before creating; the creator seated with a name, told how to sit
+  without), addresses people type (no such table, no seat here, /lobby) and the icon, the sell and give choices
+  whole at a phone's width, Kupcy's buttons named as they read, and a
   tournament entrant's one link through two rounds, and a game installed as a package of its own (the toy game)
   played in the generic view).
 * ``test_js_bot``: two copies of the README's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole

@@ -264,6 +264,76 @@ async function closing(env) {
   await page.context().close();
 }
 
+/** Every countdown of the page shows its deadline minus the moment the clocks stopped (the view's `paused_at`),
+ * however long ago that was; returns them. */
+async function frozenAt(page, table) {
+  const pausedAt = await page.evaluate((t) => window.__parsimonia.picture(t)?.paused_at, table);
+  if (typeof pausedAt !== "number") throw new Error(`a paused view without paused_at: ${pausedAt}`);
+  const clocks = await page.locator("main .countdown[data-deadline]").evaluateAll((els) =>
+    els.map((el) => ({ deadline: Number(el.dataset.deadline), left: Number(el.dataset.left) })));
+  if (!clocks.length) throw new Error("no countdown on the paused table");
+  const wrong = clocks.filter((c) => c.left !== Math.max(0, c.deadline - pausedAt));
+  if (wrong.length) throw new Error(`clocks that ran while stopped at ${pausedAt}: ${JSON.stringify(wrong)}`);
+  return clocks;
+}
+
+async function held(env) {
+  const { admin, bots } = env;
+  // ---- a table held for its human (as the director holds it), then paused: a page opened or reloaded later
+  // draws the clocks where they stopped ----
+  const t = await admin.create("parsimonia", 2, { admin: ADMIN, seed: 5,
+    options: { opening_ms: 120_000, turn_ms: 180_000, game_ms: 900_000, quiet_ms: 60_000 } });
+  const holder = new Client(WS, { WebSocket, client: "e2e-director", reconnect: false });
+  await holder.connect();
+  const { token } = await holder.join(t, "Ada");
+  holder.close();
+  bots.push(await bot(t, "Bot"));
+  await admin.admin(ADMIN, "pause", { table: t, hold: true });
+  await new Promise((r) => setTimeout(r, 2500)); // Ada comes late
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#${t}/${token}`);
+  await page.getByTestId("paused").filter({ hasText: "Clocks held until the players are connected" }).waitFor();
+  await page.locator(".status .countdown[data-deadline]").first().waitFor();
+  await frozenAt(page, t);
+  await page.locator(".log li[data-type=paused]", { hasText: "the clocks wait for the players to connect" }).waitFor();
+  if (await page.getByText("paused by the organiser").count()) throw new Error("a hold reads as the organiser's pause");
+  step("a page opened 2.5 s into a hold drew the clocks where they stopped, and called it a hold");
+
+  await admin.admin(ADMIN, "unpause", { table: t });
+  await page.getByTestId("paused").waitFor({ state: "detached" });
+  await admin.admin(ADMIN, "pause", { table: t });
+  await page.getByTestId("paused").filter({ hasText: "Clocks paused by the organiser" }).waitFor();
+  const before = await frozenAt(page, t);
+  await new Promise((r) => setTimeout(r, 2500));
+  await page.reload();
+  await page.getByTestId("paused").filter({ hasText: "Clocks paused by the organiser" }).waitFor();
+  await page.locator(".status .countdown[data-deadline]").first().waitFor();
+  const after = await frozenAt(page, t);
+  if (JSON.stringify(after.map((c) => c.left)) !== JSON.stringify(before.map((c) => c.left)))
+    throw new Error(`a reload moved the paused clocks: ${JSON.stringify(before)} then ${JSON.stringify(after)}`);
+  await admin.admin(ADMIN, "unpause", { table: t });
+  await page.getByTestId("paused").waitFor({ state: "detached" });
+  const game = page.locator(".status .countdown[data-deadline]").first();
+  const left = Number(await game.getAttribute("data-left"));
+  if (!(left <= before[0].left && left > before[0].left - 10_000))
+    throw new Error(`after the unpause the clock jumped from ${before[0].left} to ${left}`);
+  step("a reload 2.5 s into a pause drew the same stopped clocks; after the unpause they ran on from there");
+
+  // at a phone's width the sell and give choices show their whole text (a card, a player)
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator("form.sell-form select").first().waitFor();
+  const cut = await page.locator("main form select").evaluateAll((els) => els.filter((el) => {
+    const pen = document.createElement("canvas").getContext("2d");
+    pen.font = getComputedStyle(el).font;
+    return pen.measureText(el.options[el.selectedIndex]?.text ?? "").width + 16 > el.clientWidth; // 16: the arrow
+  }).map((el) => el.options[el.selectedIndex]?.text));
+  if (cut.length) throw new Error(`choices cut short at a phone's width: ${cut.join(", ")}`);
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= innerWidth + 1);
+  step("at a phone's width the sell and give choices show their whole text");
+  await admin.admin(ADMIN, "close", { table: t });
+  await page.context().close();
+}
+
 async function clocks(env) {
   const { admin } = env;
   // ---- the lobby's clocks: a preset at a fast clock keeps 5 s of quiet; own times set each clock apart ----
@@ -272,6 +342,10 @@ async function clocks(env) {
   await page.getByLabel("Admin token").fill(ADMIN);
   await page.getByRole("button", { name: "Open" }).click();
   await page.getByTestId("health").waitFor();
+  const ownConn = page.locator("tr[data-conn]", { has: page.getByTestId("own-connection") });
+  await ownConn.waitFor(); // the organiser's page never offers to kick its own connection
+  if (await ownConn.locator("button.kick").count() || await page.locator("tr[data-conn] button.kick").count() !==
+      await page.locator("tr[data-conn]").count() - 1) throw new Error("the organiser's page offers to kick itself");
   await page.goto(`${HTTP}/#`);
   let last = null;
   const created = async () => { // the lobby's note names each new table
@@ -288,7 +362,10 @@ async function clocks(env) {
   const form = page.getByRole("form", { name: "new table" });
   await form.getByLabel("Clocks").selectOption({ label: "20-minute game, 8 s quiet" });
   await form.getByLabel("Clock speed").fill("30");
+  await form.getByTestId("clock-times").filter({ hasText:
+    "At ×30 the clocks: game 0:40, opening 0:06, turn 0:02; an auction closes after 0:05 with no bid." }).waitFor();
   await form.getByRole("button", { name: "Create a table" }).click();
+  await page.locator(".notice", { hasText: "You are not seated at it: type your name above, then press “Join" }).waitFor();
   const quick = await created();
   if (quick.game_ms !== 40_000 || quick.quiet_ms !== 5_000) throw new Error(`the preset at x30: ${JSON.stringify(quick)}`);
   await form.getByLabel("Clocks").selectOption({ label: "my own times" });
@@ -300,7 +377,35 @@ async function clocks(env) {
   const own = await created();
   if (own.game_ms !== 1_800_000 || own.turn_ms !== 90_000 || own.quiet_ms !== 12_000 || own.quiet_floor_ms !== 5_000)
     throw new Error(`own times: ${JSON.stringify(own)}`);
-  step("the lobby's preset kept 5 s of quiet at x30; own game, turn and quiet times were set apart");
+  // with a name typed, the creator sits at the new table
+  await page.getByLabel("Your name").fill("Ada");
+  await form.getByRole("button", { name: "Create a table" }).click();
+  await page.getByTestId("who").filter({ hasText: "You are Ada" }).waitFor();
+  const mine = await page.locator("main[data-table]").getAttribute("data-table");
+  await admin.admin(ADMIN, "close", { table: mine });
+  step("the lobby's preset kept 5 s of quiet at x30 and said so; own game, turn and quiet times were set apart; "
+    + "a creator without a name was told how to sit, one with a name sat; the organiser's page cannot kick itself");
+  await page.context().close();
+}
+
+async function addresses(env) {
+  const { admin } = env;
+  // ---- addresses people type: a table that does not exist, one without this browser's seat, /lobby; the icon ----
+  const page = await personPage(env);
+  await page.goto(`${HTTP}/#t999`);
+  await page.getByRole("alert").filter({ hasText: "There is no table t999 on this server" }).waitFor();
+  const t = await admin.create("gift-of-tulips", 2, { admin: ADMIN });
+  await page.goto(`${HTTP}/#${t}`);
+  await page.getByRole("alert").filter({ hasText: `This browser holds no seat at table ${t}: join it from the lobby` }).waitFor();
+  await page.getByRole("link", { name: `Watch ${t}` }).waitFor();
+  await admin.admin(ADMIN, "close", { table: t });
+  await page.goto(`${HTTP}/lobby`);
+  await page.getByRole("heading", { name: "Tables" }).waitFor();
+  if (new URL(page.url()).pathname !== "/") throw new Error(`/lobby led to ${page.url()}`);
+  const icon = await page.locator("link[rel=icon]").getAttribute("href");
+  const got = await page.request.get(new URL(icon, page.url()).href);
+  if (got.status() !== 200 || !(got.headers()["content-type"] ?? "").startsWith("image/")) throw new Error(`the icon: ${got.status()}`);
+  step("no such table said so; a table without a seat here offered to watch it; /lobby led to the lobby; the icon is served");
   await page.context().close();
 }
 
@@ -410,6 +515,19 @@ async function focusShows(page) {
   if (outline.startsWith("none") || outline.endsWith(" 0px")) throw new Error(`the focused control shows no focus (outline ${outline})`);
 }
 
+/** Every button's accessible name holds the words it shows (no aria-label that says something else). */
+async function namesAsShown(page) {
+  const words = (t) => t.replace(/[^\p{L}\p{N}$]+/gu, " ").trim().toLowerCase();
+  const buttons = page.locator("main button");
+  const differ = [];
+  for (let i = 0; i < await buttons.count(); i++) {
+    const b = buttons.nth(i);
+    const shown = words(await b.innerText()), name = await b.evaluate((el) => el.getAttribute("aria-label"));
+    if (name != null && !words(name).includes(shown)) differ.push(`"${shown}" named "${name}"`);
+  }
+  if (differ.length) throw new Error(`buttons named otherwise than they read: ${differ.join("; ")}`);
+}
+
 async function kupcy(env) {
   const { admin, bots } = env;
   // ---- Kupcy: the split with the keyboard only; sealed offers against two bots until a tie is re-bid ----
@@ -481,6 +599,7 @@ async function kupcy(env) {
       const mine = legal.filter((c) => c.type === "offer").map((c) => c.card);
       const card = (rebids ? undefined : mine.find((a) => plan(m.goods, a).tie)) ?? mine[0]; // one tie is enough
       if (m.round > 1) await page.getByTestId("rebid").waitFor();
+      if (!offered) await namesAsShown(page);
       await page.locator(`button.k-offer[data-card="${card}"]`).click();
       await page.getByTestId("my-offer").locator(`[data-card="${card}"]`).waitFor();
       offered += 1;
@@ -563,7 +682,7 @@ async function toy(env) {
   step("a game installed as a package of its own played to its result in the generic view");
 }
 
-const SECTIONS = { parsimonia, closing, clocks, guide, tulips, kupcy, toy };
+const SECTIONS = { parsimonia, closing, held, clocks, addresses, guide, tulips, kupcy, toy };
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));

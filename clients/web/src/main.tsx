@@ -40,8 +40,10 @@ function Connection() {
   const label = client.state === "open" ? "connected" : client.state === "closed" ? "offline" : `${client.state}…`;
   return (
     <span class={`conn ${client.state}`} role="status" data-testid="connection">
-      {label}{rtt != null ? <span data-testid="latency" title="round trip of the page's last ping"> · {Math.round(rtt)} ms</span> : null}
-      {serverRtt != null ? <span data-testid="server-rtt" title="round trip as the server times it (smoothed)"> · server {serverRtt} ms</span> : null}
+      {label}{rtt != null ? <span data-testid="latency" title="how long the page's last message took to reach the server and come back">
+        {" "}· round trip {Math.round(rtt)} ms</span> : null}
+      {serverRtt != null ? <span data-testid="server-rtt" title="the same round trip as the server measures it (smoothed): what your clicks wait for">
+        {" "}(server {serverRtt} ms)</span> : null}
     </span>
   );
 }

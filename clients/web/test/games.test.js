@@ -150,6 +150,14 @@ describe("the event log (src/games/common.tsx)", () => {
   });
 });
 
+describe("Parsimonia in words (src/games/parsimonia.tsx)", () => {
+  it("an auction that opens reads as an opening with its start price, not as a sale", () => {
+    const pic = { seats: [{ seat: 0, name: "Ann" }], seat_count: 2, seat: 1, cards: [[36, "resource", 4, 55]] };
+    const line = parsimonia.describe({ type: "auction_opened", at: 0, auction: { id: 154, seller: 0, lot: [36], start_price: 5778 } }, pic);
+    expect(line).toBe("Ann opens auction 154 for resource type 4 ($55), bids from $5778");
+  });
+});
+
 describe("a game the page has no module for (src/games/generic.tsx)", () => {
   const template = { type: "choose", value: { min: 0, max: 100 }, round: 2 };
   it("gets the generic view, titled as the server says", () => {

@@ -1,7 +1,7 @@
 // The organiser's page: the admin token (kept in sessionStorage), tables and connections, pause / unpause /
 // close a table, kick a connection, and the server's figures from /healthz and /metrics.
 import { useEffect, useState } from "preact/hooks";
-import { adminToken, client, errorText } from "./conn";
+import { adminToken, client, clientName, errorText } from "./conn";
 
 /** A few lines of the Prometheus text format: metric name (with labels) -> value. */
 export function parseMetrics(text: string): Map<string, number> {
@@ -117,7 +117,8 @@ export function Admin() {
               <td>{c.conn}</td><td>{c.peer}</td><td>{c.client}</td>
               <td class="players">{(c.seats ?? []).map((s: any) => `${s.name ?? "?"} (${s.table}#${s.seat})`).join(", ")}</td><td>{(c.tables ?? []).join(" ")}</td>
               <td class="rtt">{typeof c.rtt_ms === "number" ? `${c.rtt_ms} ms (${c.rtt_last_ms ?? c.rtt_ms})` : "–"}</td>
-              <td><button class="kick" onClick={() => run("kick", { conn: c.conn }, `Kicked connection ${c.conn}.`)}>Kick {c.conn}</button></td>
+              <td>{c.client === clientName ? <span class="tag" data-testid="own-connection" title="the connection of this page: kicking it would cut off your own page">this page</span>
+                : <button class="kick" onClick={() => run("kick", { conn: c.conn }, `Kicked connection ${c.conn}.`)}>Kick {c.conn}</button>}</td>
             </tr>))}</tbody>
         </table>
       </section>

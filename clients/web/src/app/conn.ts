@@ -4,7 +4,10 @@ import { Client } from "../protocol/index.js";
 
 export const wsUrl = typeof location === "undefined" ? "ws://127.0.0.1:8765/" // under Node (unit tests)
   : `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
-export const client = new Client(wsUrl, { client: "parsimonia-web/0.1" });
+/** This page's name in the server's connection listing: its own, so the organiser's page knows its own
+ * connection there (and does not offer to kick it). */
+export const clientName = `parsimonia-web/0.1 page-${Math.random().toString(36).slice(2, 8)}`;
+export const client = new Client(wsUrl, { client: clientName });
 
 export type Logged = { seq: number; time: number; event: Record<string, any> };
 const logs = new Map<string, Logged[]>();

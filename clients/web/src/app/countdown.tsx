@@ -1,6 +1,7 @@
 // A deadline in server time as a live countdown, corrected by the ping/pong offset. The table's clocks may be
-// stopped (paused by the organiser, or the game over): then every countdown shows the time that was left at
-// the moment they stopped, and does not move.
+// stopped (paused by the organiser, held for the players, or the game over): then every countdown shows the time
+// that was left at the moment they stopped (the view's `paused_at`, never the time the page saw the view), and
+// does not move.
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import { client, useTick } from "./conn";
@@ -16,18 +17,21 @@ export type Clocks = { stopped: null } | { stopped: "paused" | "over"; at: numbe
 export const TableClocks = createContext<Clocks>({ stopped: null });
 
 /** The clocks of a table whose picture is `pic` and whose latest view was made at server time `viewTime`;
- * `endedAt` is when the game ended, when the page knows it (its `result` event). */
-export function tableClocks(pic: Record<string, any>, viewTime: number, endedAt: number | null): Clocks {
+ * `endedAt` is when the game ended, `pausedAt` when the clocks last stopped, when the page knows it (its
+ * `result` and `paused` events). A paused view says `paused_at` itself; the time of a view made during the
+ * pause is later than the moment the clocks stopped. */
+export function tableClocks(pic: Record<string, any>, viewTime: number, endedAt: number | null,
+  pausedAt: number | null = null): Clocks {
   if (pic.result) return { stopped: "over", at: endedAt ?? viewTime };
-  if (pic.paused) return { stopped: "paused", at: viewTime };
+  if (pic.paused) return { stopped: "paused", at: typeof pic.paused_at === "number" ? pic.paused_at : pausedAt ?? viewTime };
   return { stopped: null };
 }
 
-export function Countdown(props: { deadline: number | null | undefined; label?: string }) {
+export function Countdown(props: { deadline: number | null | undefined; label?: string; title?: string }) {
   useTick(250);
   const clocks = useContext(TableClocks);
-  const { deadline, label } = props;
-  if (deadline == null) return <span class="countdown off">{label ? `${label} –` : "–"}</span>;
+  const { deadline, label, title } = props;
+  if (deadline == null) return <span class="countdown off" title={title}>{label ? `${label} –` : "–"}</span>;
   const stopped = clocks.stopped;
   const left = stopped ? Math.max(0, deadline - clocks.at) : client.clock.remaining(deadline, client.now());
   const paused = stopped === "paused";
@@ -35,7 +39,7 @@ export function Countdown(props: { deadline: number | null | undefined; label?: 
   const state = stopped === "over" ? ", stopped: the game is over" : paused ? ", paused" : "";
   return (
     <span class={`countdown${urgent ? " urgent" : ""}${stopped ? ` stopped ${stopped}` : ""}`} data-deadline={deadline}
-      data-left={Math.round(left)} aria-label={`${label ?? "time left"}: ${clockText(left)}${state}`}>
+      data-left={Math.round(left)} title={title} aria-label={`${label ?? "time left"}: ${clockText(left)}${state}`}>
       {label ? `${label} ` : ""}{clockText(left)}{paused ? <span class="pause-icon" aria-hidden="true" /> : null}
     </span>
   );

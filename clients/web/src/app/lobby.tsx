@@ -2,6 +2,7 @@
 // join by name, watch, or take a seat back from a seat code or link.
 import { useEffect, useState } from "preact/hooks";
 import { adminToken, client, errorText, parseSeatCode, seats, useClient } from "./conn";
+import { clockText } from "./countdown";
 import PRESETS from "../../../../server/games/parsimonia/presets.json";
 
 /** A quiet time people can bid in, whatever the clock speed: custom Parsimonia clocks get this floor (as the
@@ -27,6 +28,25 @@ export function parsimoniaClocks(choice: string, custom: { game: string; turn: s
   return out;
 }
 
+/** Parsimonia's own clocks (protocol/SPEC.md, its options), for the options a table is created without. */
+const RULES_MS: Record<string, number> = { game_ms: 7_200_000, opening_ms: 900_000, turn_ms: 300_000, quiet_ms: 30_000 };
+
+/** The clocks a new Parsimonia table will have, as the server makes them from `options` at clock speed `scale`
+ * (server/games: each duration divided by the speed, the quiet time kept at its floor for people). */
+export function parsimoniaTimes(options: Record<string, number>, scale: number): Record<string, number> {
+  const s = scale > 0 && Number.isFinite(scale) ? scale : 1;
+  const out: Record<string, number> = {};
+  for (const [k, rules] of Object.entries(RULES_MS)) out[k] = Math.max(1, Math.round((options[k] ?? rules) / s));
+  if (options.quiet_floor_ms) out.quiet_ms = Math.max(out.quiet_ms, Math.min(options.quiet_ms ?? RULES_MS.quiet_ms, options.quiet_floor_ms));
+  return out;
+}
+
+/** The clocks in words, as the lobby shows them before a table is created. */
+export function timesText(t: Record<string, number>): string {
+  return `game ${clockText(t.game_ms)}, opening ${clockText(t.opening_ms)}, turn ${clockText(t.turn_ms)}; `
+    + `an auction closes after ${clockText(t.quiet_ms)} with no bid`;
+}
+
 /** A game's title as the server's welcome says it (its manifest), or its name. */
 function title(game: string): string {
   return client.welcome?.display?.[game]?.title ?? game;
@@ -43,6 +63,8 @@ export function Lobby() {
   const [scale, setScale] = useState("1");
   const [clocks, setClocks] = useState("quick");
   const [custom, setCustom] = useState({ game: "", turn: "", quiet: "" });
+  const [sit, setSit] = useState(true);
+  const [created, setCreated] = useState<string | null>(null);
 
   const refresh = async () => {
     try { setTables(await client.listTables()); } catch (e) { setMessage(errorText(e)); }
@@ -73,8 +95,11 @@ export function Lobby() {
       if (admin) extra.admin = admin;
       if (game === "parsimonia") extra.options = parsimoniaClocks(clocks, custom);
       const table = await client.create(game, parseInt(seatCount, 10), extra);
-      setMessage(`Created table ${table}.`);
       refresh();
+      if (sit && name.trim()) { setMessage(`Created table ${table}.`); setCreated(null); await join(table); return; }
+      setCreated(table);
+      setMessage(`Created table ${table}. You are not seated at it: ${name.trim() ? "" : "type your name above, then "}`
+        + `press “Join ${table}” to sit at it, or leave its seats to the players.`);
     } catch (err: any) {
       setMessage(err?.code === "forbidden" ? "Only the organiser creates tables on this server." : errorText(err));
     }
@@ -90,7 +115,9 @@ export function Lobby() {
   return (
     <main class="page lobby">
       <h2>Tables</h2>
-      {message ? <p role="status" class="notice">{message}</p> : null}
+      {message ? <p role="status" class="notice">{message}
+        {created && (tables ?? []).some((t) => t.table === created && t.state === "waiting")
+          ? <> <button class="join" onClick={() => join(created)}>Join {created}</button></> : null}</p> : null}
       <label class="name">Your name <input id="player-name" value={name} maxLength={64} autoComplete="nickname"
         onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>
       <table class="tables" aria-label="tables">
@@ -131,7 +158,11 @@ export function Lobby() {
           </> : null}
         </> : null}
         <label>Clock speed × <input type="number" min={0.001} step="any" value={scale} onInput={(e) => setScale((e.target as HTMLInputElement).value)} /></label>
+        <label><input type="checkbox" checked={sit} onChange={(e) => setSit((e.target as HTMLInputElement).checked)} /> and sit at it</label>
         <button type="submit">Create a table</button>
+        <p class="small clock-times" data-testid="clock-times">{game === "parsimonia"
+          ? `${parseFloat(scale) > 0 && parseFloat(scale) !== 1 ? `At ×${parseFloat(scale)} the` : "The"} clocks: ${timesText(parsimoniaTimes(parsimoniaClocks(clocks, custom), parseFloat(scale)))}.`
+          : parseFloat(scale) > 0 && parseFloat(scale) !== 1 ? `Every clock of the game runs ×${parseFloat(scale)} as fast as its rules say.` : "The game's own clocks."}</p>
       </form>
       <p class="small"><a href="#admin">Organiser's page</a></p>
     </main>

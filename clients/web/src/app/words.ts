@@ -18,7 +18,7 @@ const REASONS: Record<string, string> = {
   not_your_turn: "it is not your turn",
   game_over: "the game has ended",
   not_started: "the game has not started",
-  paused: "the organiser has paused the clocks",
+  paused: "the table's clocks are stopped (paused by the organiser, or held for the players)",
   turn_over: "your turn is over",
   start_price_too_high: "the start price is more than you may ask",
   bid_too_low: "a bid must be higher than the highest bid",

@@ -45,7 +45,7 @@ export function who(pic: Pic, seat: number | null | undefined, company = "the Co
 
 export function genericLine(e: Record<string, any>, pic: Pic): string {
   if (e.type === "game_started") return `the game starts: ${(e.seats ?? []).map((s: any) => s.name).join(", ")}`;
-  if (e.type === "paused") return "the organiser paused the clocks";
+  if (e.type === "paused") return e.hold ? "the clocks wait for the players to connect" : "the organiser paused the clocks";
   if (e.type === "unpaused") return "the clocks run again";
   if (e.type === "result") {
     const r = e.result ?? {};

@@ -19,8 +19,8 @@ function KCard(props: { pic: Pic; id: number }) {
   const c = cardTable(props.pic).get(props.id);
   if (!c) return <span class="kcard" data-card={props.id}>#{props.id}</span>;
   const where = ORIGIN_NAMES[c.origin ?? ""] ?? "";
-  const body = c.kind === "charter" ? <><b>⚡</b> {charterName(c.charter)}</>
-    : c.kind === "merchant" ? <><b>★</b> {where} merchant</>
+  const body = c.kind === "charter" ? <><b aria-hidden="true">⚡</b> {charterName(c.charter)}</>
+    : c.kind === "merchant" ? <><b aria-hidden="true">★</b> {where} merchant</>
     : <><b>{c.value}</b> {where} {c.kind === "money" ? COINS[c.origin ?? ""] ?? "money" : "goods"}</>;
   return <span class={`kcard k-${c.kind}${c.origin ? ` o-${c.origin}` : ""}`} data-card={props.id} title={kupcyCard(props.pic, props.id)}>{body}</span>;
 }
@@ -28,11 +28,11 @@ function KCard(props: { pic: Pic; id: number }) {
 const Cards = (props: { pic: Pic; ids: number[] | null | undefined; none?: string }) =>
   (props.ids ?? []).length ? <>{(props.ids ?? []).map((id, i) => <Fragment key={id}>{i ? " " : ""}<KCard pic={props.pic} id={id} /></Fragment>)}</> : <span class="small">{props.none ?? "none"}</span>;
 
-/** A button for one legal command. */
+/** A button for one legal command: its name is the text it shows (no aria-label that says it otherwise). */
 function Move(props: { pic: Pic; c: Record<string, any>; act: GameProps["act"]; label?: any }) {
   const { c } = props;
   return (
-    <button class={`k-${c.type}`} data-card={c.card ?? c.out ?? undefined} onClick={() => props.act(c)} aria-label={commandLabel(props.pic, c)}>
+    <button class={`k-${c.type}`} data-card={c.card ?? c.out ?? undefined} onClick={() => props.act(c)}>
       {props.label ?? commandLabel(props.pic, c)}
     </button>
   );

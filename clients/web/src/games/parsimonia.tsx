@@ -43,7 +43,8 @@ function Auction(props: GameProps & { a: Record<string, any> }) {
         <strong>#{a.id}</strong> {a.lot.map((c: number) => <Card key={c} pic={pic} id={c} />)}
         <span>by {who(pic, a.seller)}</span>
         <span class="price">{a.high != null ? `high $${a.high} (${who(pic, a.high_bidder)})` : `from $${a.start_price}`}</span>
-        <Countdown deadline={a.closes_at} label="quiet" />
+        <Countdown deadline={a.closes_at} label="closes in"
+          title="the auction closes when this runs out with no new bid; each bid starts it again" />
       </div>
       {a.bids.length ? <div class="bids">bids: {a.bids.map(([s, v]: number[]) => `${who(pic, s)} $${v}`).join(", ")}</div> : null}
       <div class="actions">
@@ -212,7 +213,7 @@ function describe(e: Record<string, any>, pic: Pic): string | null {
     case "deck_reshuffled": return `the aside pile is shuffled into the deck: ${e.count} cards`;
     case "card_drawn": return `${n(e.seat)} draws ${c(e.card)}`;
     case "no_card_drawn": return `${n(e.seat)} draws nothing: the deck is empty`;
-    case "auction_opened": return `auction ${e.auction.id}: ${n(e.auction.seller)} sells ${e.auction.lot.map(c).join(" + ")} from $${e.auction.start_price}`;
+    case "auction_opened": return `${n(e.auction.seller)} opens auction ${e.auction.id} for ${e.auction.lot.map(c).join(" + ")}, bids from $${e.auction.start_price}`;
     case "bid": return `auction ${e.auction}: ${n(e.seat)} bids $${e.amount}`;
     case "auction_closed":
       if (e.outcome === "sold" && e.price === 0) return `auction ${e.auction}: ${n(e.winner)} takes it for free`;
