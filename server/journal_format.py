@@ -192,6 +192,7 @@ class LogRead:
     valid_bytes: int  # where the torn tail begins (the size of the log if there is none)
     damaged: list[Damage] = field(default_factory=list)  # regions in the middle, each with whole entries after it
     torn_tables: list[str] = field(default_factory=list)  # the tables a torn tail's first entry belongs to, if known
+    unsequenced: bool = False  # some entry has no seq (written before entries had one)
 
     @property
     def hit(self) -> dict[str, list[Damage]]:
@@ -316,7 +317,48 @@ def read_log(path: str) -> LogRead:
 
 
 def parse_log(data: bytes) -> LogRead:
-    """``read_log`` of the log's bytes."""
+    """``read_log`` of the log's bytes: a log of whole entries in one tight pass (``_whole``); one that is not,
+    in two (``_damaged``)."""
+    return _whole(data) or _damaged(data)
+
+
+def _whole(data: bytes) -> LogRead | None:
+    """The log, if every entry of it is whole (None at the first that is not)."""
+    tables: dict[str, list[bytes]] = {}
+    names: dict[bytes, str] = {}
+    unsequenced, pos, size, unpack, unpack_frame, crc32 = False, 0, len(data), ENTRY.unpack_from, FRAME.unpack_from, \
+        zlib.crc32
+    while pos + ENTRY.size <= size:
+        length, crc, flagged = unpack(data, pos)
+        name_len = flagged & ~HAS_SEQ
+        start, end = pos + ENTRY.size, pos + ENTRY.size + length
+        body = start + name_len + (SEQ.size if flagged & HAS_SEQ else 0)
+        if not 0 < name_len <= MAX_ID or body > end or length > MAX_RECORD or end > size or \
+                crc32(data[start:end]) != crc:
+            return None
+        if end > body and (end - body < FRAME.size or unpack_frame(data, body)[0] != end - body - FRAME.size):
+            return None  # the CRC holds, but not where the id ends: its length was changed
+        raw = data[start:start + name_len]
+        table_id = names.get(raw)
+        if table_id is None:
+            try:
+                table_id = names[raw] = raw.decode()
+            except UnicodeDecodeError:
+                return None
+        unsequenced = unsequenced or not flagged & HAS_SEQ
+        if end > body:
+            frames = tables.get(table_id)
+            if frames is None:
+                frames = tables[table_id] = []
+            frames.append(data[body:end])
+        else:
+            tables.pop(table_id, None)
+        pos = end
+    return LogRead(tables, False, pos, unsequenced=unsequenced) if pos == size else None
+
+
+def _damaged(data: bytes) -> LogRead:
+    """The log, with its damaged regions and torn tail (see ``read_log``)."""
     items, valid = _scan(data)
     after_of: dict[int, dict[str, tuple[int | None, bool]]] = {}  # each region: each table's next entry after it
     following: dict[str, tuple[int | None, bool]] = {}
@@ -330,6 +372,7 @@ def parse_log(data: bytes) -> LogRead:
     expected: dict[str, int | None] = {}  # each live table's next seq (None: its entries have none)
     seen: set[str] = set()
     damaged: list[Damage] = []
+    unsequenced = False
     for n, item in enumerate(items):
         if isinstance(item, Damage):
             after = after_of[n]
@@ -347,6 +390,7 @@ def parse_log(data: bytes) -> LogRead:
             damaged.append(item)
             continue
         table_id, seq, frame = item
+        unsequenced = unsequenced or seq is None
         if damaged and seq and table_id not in seen and frame:
             _add(damaged[-1], table_id)  # its first records were lost: in the last damage, or before
         seen.add(table_id)
@@ -360,7 +404,7 @@ def parse_log(data: bytes) -> LogRead:
     if valid < len(data):
         owner = _owner(data[valid:], expected)
         torn_tables = [] if owner is None else [owner]
-    return LogRead(tables, valid < len(data), valid, damaged, torn_tables)
+    return LogRead(tables, valid < len(data), valid, damaged, torn_tables, unsequenced)
 
 
 def decode_frames(frames: list[bytes], where: str) -> list[Record]:

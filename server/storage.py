@@ -12,8 +12,9 @@ could not be trusted.
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
 
-On start (``recover``) the log is read, the tables found are checked, and the log is compacted to them: a
-torn or garbage tail is gone, and so are finished tables' records. Damage in the middle of the log costs only
+On start (``recover``) the log is read and the tables found are checked. A log with a torn or garbage tail,
+damage, tables set aside or entries of an older format is compacted to the tables recovered; one that holds only
+whole entries is left as it is (finished tables' records go at its first checkpoint). Damage in the middle of the log costs only
 the tables that lost records in it (``read_log``); a log not read whole is kept aside before it is rewritten.
 """
 
@@ -130,10 +131,11 @@ class DataDir:
         return os.listdir(path) if os.path.isdir(path) else []
 
     def recover(self) -> list[Recovered]:
-        """Every unfinished table's records, oldest table first; the log compacted to them. Tables whose records
-        cannot be trusted are set aside; a log not read whole is kept (``corrupt/log-MS``) before it is
+        """Every unfinished table's records, oldest table first; the log compacted to them if it holds anything
+        else but whole entries. Tables whose records cannot be trusted are set aside; a log not read whole is kept (``corrupt/log-MS``) before it is
         rewritten."""
         frames = self._recover_legacy()
+        legacy = bool(frames) or bool(self._listdir(self.legacy))
         read = self.syncer.read()
         if read.torn or read.damaged:
             self._keep_log(read.damaged)
@@ -166,7 +168,9 @@ class DataDir:
                 self._write_aside(table_id, frames.pop(table_id), str(exc))
                 continue
             out.append(Recovered(table_id, records))
-        self.syncer.compact(frames)
+        if legacy or read.torn or read.damaged or read.unsequenced or set(read.tables) - set(frames):
+            self.syncer.compact(frames)  # else it holds just what it should: finished tables' leftovers wait for
+            # the first checkpoint, which runs between rounds, not before the server listens
         self._frames = frames
         for name in self._listdir(self.legacy):
             if _ID.match(name):
