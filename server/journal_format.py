@@ -193,6 +193,7 @@ class LogRead:
     damaged: list[Damage] = field(default_factory=list)  # regions in the middle, each with whole entries after it
     torn_tables: list[str] = field(default_factory=list)  # the tables a torn tail's first entry belongs to, if known
     unsequenced: bool = False  # some entry has no seq (written before entries had one)
+    cut_short: bool = False  # the torn tail is what a crash leaves: zeros, or an entry claiming more than is left
 
     @property
     def hit(self) -> dict[str, list[Damage]]:
@@ -404,7 +405,9 @@ def _damaged(data: bytes) -> LogRead:
     if valid < len(data):
         owner = _owner(data[valid:], expected)
         torn_tables = [] if owner is None else [owner]
-    return LogRead(tables, valid < len(data), valid, damaged, torn_tables, unsequenced)
+    tail = data[valid:]
+    cut = len(tail) < ENTRY.size or ENTRY.size + ENTRY.unpack_from(tail)[0] > len(tail) or not tail.strip(b"\0")
+    return LogRead(tables, valid < len(data), valid, damaged, torn_tables, unsequenced, cut)
 
 
 def decode_frames(frames: list[bytes], where: str) -> list[Record]:

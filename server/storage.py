@@ -5,17 +5,18 @@ could not be trusted.
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
     DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
     DIR/corrupt/<table>.damaged   the damaged bytes of the log that cost that table records
-    DIR/corrupt/log-MS            a log that was not read whole, as it was found (MS: the wall clock's ms)
+    DIR/corrupt/log-MS            a damaged log, as it was found (MS: the wall clock's ms)
     DIR/clock                     the server time at the last heartbeat
     DIR/ids                       a table number above every one handed out: none is ever given twice
     DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
 
-On start (``recover``) the log is read and the tables found are checked. A log with a torn or garbage tail,
-damage, tables set aside or entries of an older format is compacted to the tables recovered; one that holds only
-whole entries is left as it is (finished tables' records go at its first checkpoint). Damage in the middle of the log costs only
-the tables that lost records in it (``read_log``); a log not read whole is kept aside before it is rewritten.
+On start (``recover``) the log is read and the tables found are checked. Damage in the middle of the log costs
+only the tables that lost records in it (``read_log``). A log with a torn tail, damage, tables set aside or
+entries of an older format is compacted to the tables recovered, a damaged one kept aside first (a tail that a
+crash leaves, zeros or an entry cut short, is not damage); one of whole entries only is left as it is (finished
+tables' records go at its first checkpoint).
 """
 
 from __future__ import annotations
@@ -132,12 +133,12 @@ class DataDir:
 
     def recover(self) -> list[Recovered]:
         """Every unfinished table's records, oldest table first; the log compacted to them if it holds anything
-        else but whole entries. Tables whose records cannot be trusted are set aside; a log not read whole is kept (``corrupt/log-MS``) before it is
-        rewritten."""
+        else but whole entries. Tables whose records cannot be trusted are set aside; a log with damage, or with a
+        tail that a crash does not leave (a whole entry failing its check), is kept (``corrupt/log-MS``) first."""
         frames = self._recover_legacy()
         legacy = bool(frames) or bool(self._listdir(self.legacy))
         read = self.syncer.read()
-        if read.torn or read.damaged:
+        if read.damaged or (read.torn and not read.cut_short):  # not just what a crash leaves: kept for a person
             self._keep_log(read.damaged)
         if read.torn:
             self.log.warning("log_torn_tail_dropped", kept_bytes=read.valid_bytes,

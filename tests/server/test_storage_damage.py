@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from server.journal import LogRead, encode_entry, encode_record, read_journal, read_log
+from server.journal import ENTRY, LogRead, encode_entry, encode_record, read_journal, read_log
 from server.journal_format import parse_log
 from server.storage import DataDir
 from tests.server.conftest import connect
@@ -81,11 +81,14 @@ def recover(root: str, log: bytes) -> Outcome:
 
 def check_flip(outcome: Outcome, tables: dict[str, list[dict[str, Any]]], entries: list[Entry], damaged: bytes,
                offset: int) -> None:
-    """A byte of entry ``hit`` changed: its table is set aside (or, the log's last entry, loses that record as a torn
-    tail, said in a line), every other table recovers whole, and the log as found is kept."""
+    """A byte of an entry changed: its table is set aside (or, the log's last entry, loses that record as a torn
+    tail, said in a line), every other table recovers whole, and the log as found is kept (but for a last entry
+    that now claims more bytes than are left: a crash's torn tail)."""
     hit = next(e for e in entries if e.start <= offset < e.end)
     where = f"byte {offset} of {hit}"
-    assert outcome.kept == damaged, where
+    claims = ENTRY.size + int.from_bytes(damaged[hit.start:hit.start + 4], "little")  # the length it now says
+    cut_short = hit is entries[-1] and claims > hit.end - hit.start  # as a crash leaves it: not kept
+    assert outcome.kept == (None if cut_short else damaged), where
     for table, records in tables.items():
         if table != hit.table:
             assert outcome.recovered[table] == records, where
@@ -161,21 +164,26 @@ def test_a_damaged_region_whose_table_cannot_be_told_costs_the_tables_with_a_gap
     assert open(tmp_path / "d" / "corrupt" / "t2.damaged", "rb").read() == damaged[first.start:second.end]
 
 
-@pytest.mark.parametrize("case", ["first entry", "middle", "last entry", "garbage tail"])
+@pytest.mark.parametrize("case", ["first entry", "middle", "last entry", "garbage tail", "cut short"])
 def test_the_cases_seen_from_outside_keep_every_table_they_do_not_touch(tmp_path, case):
+    """A damaged log is kept as found; a tail that a crash leaves (an entry cut short, or here garbage that claims
+    more bytes than follow) is only dropped, with a line."""
     tables = tables_of({"t1": 9, "t2": 9})
     log, entries = interleaved(tables)
     if case == "garbage tail":
-        damaged = log + os.urandom(300)
+        damaged = log + b"\xff" + random.Random(1).randbytes(299)
+    elif case == "cut short":
+        damaged = log[:-7]
     else:
         entry = {"first entry": entries[0], "middle": entries[len(entries) // 2], "last entry": entries[-1]}[case]
         damaged = log[:entry.start + 20] + bytes([log[entry.start + 20] ^ 1]) + log[entry.start + 21:]
     outcome = recover(str(tmp_path / "d"), damaged)
-    assert outcome.kept == damaged
+    assert outcome.kept == (None if case in ("garbage tail", "cut short") else damaged)
     expected = {"first entry": (["t1"], {"t2": tables["t2"]}),
                 "middle": ([entries[len(entries) // 2].table], {}),
                 "last entry": ([], {"t1": tables["t1"], "t2": tables["t2"][:-1]}),
-                "garbage tail": ([], tables)}[case]
+                "garbage tail": ([], tables),
+                "cut short": ([], {"t1": tables["t1"], "t2": tables["t2"][:-1]})}[case]
     assert outcome.set_aside == expected[0]
     if case == "middle":
         other = "t2" if expected[0] == ["t1"] else "t1"
