@@ -245,19 +245,18 @@ def _resync(data: bytes, start: int) -> int | None:
     return None
 
 
-def _owner(region: bytes, candidates: dict[str, int | None]) -> str | None:
+def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None, bool]:
     """Which table the damaged ``region`` (taken as one entry) belonged to, when that can be told: of the
-    ``candidates`` (table -> the seq its entry there would have), the one whose id and seq the region holds where
-    they should be (the damage is elsewhere in the entry), or whose id and seq make the entry's CRC hold (the
-    damage was in them, or in the length); failing any, a table the region names with seq 0 (its first record).
-    None when it cannot be told, or more than one table fits."""
+    ``candidates`` (table -> the seq its entry there would have), the one whose id and seq make the entry's CRC
+    hold (the damage was in them, or in the length), else the one whose id and seq the region holds where they
+    should be (the damage is elsewhere in the entry); failing any, a table the region names with seq 0 (its first
+    record). None when it cannot be told, or more than one table fits. And whether the region is that one entry
+    and nothing more (its CRC holds over the whole region, or its length is the region's)."""
     if len(region) < ENTRY.size:
-        return None
-    crc, flagged = ENTRY.unpack_from(region)[1:]
+        return None, False
+    length, crc, flagged = ENTRY.unpack_from(region)
 
-    def fit(tables: dict[str, int | None]) -> list[str]:
-        """Those whose id and seq make the CRC hold (strong: the damage was in them, or in the length) if any;
-        else those whose id and seq are where they should be (the damage is elsewhere)."""
+    def fit(tables: dict[str, int | None]) -> tuple[list[str], bool]:
         by_crc, in_place = [], []
         for table_id, seq in tables.items():
             name = table_id.encode()
@@ -267,16 +266,16 @@ def _owner(region: bytes, candidates: dict[str, int | None]) -> str | None:
                 by_crc.append(table_id)
             elif region[ENTRY.size:frame_at] == name + number:
                 in_place.append(table_id)
-        return by_crc or in_place
+        return (by_crc, True) if by_crc else (in_place, ENTRY.size + length == len(region))
 
-    fits = fit(candidates)
+    fits, whole = fit(candidates)
     if not fits and flagged & HAS_SEQ:
         try:
             named = region[ENTRY.size:ENTRY.size + (flagged & ~HAS_SEQ)].decode()
         except UnicodeDecodeError:
             named = ""
-        fits = fit({named: 0}) if named and named not in candidates else []
-    return fits[0] if len(fits) == 1 else None
+        fits, whole = fit({named: 0}) if named and named not in candidates else ([], False)
+    return (fits[0], whole) if len(fits) == 1 else (None, False)
 
 
 def _add(region: Damage, table_id: str) -> None:
@@ -306,9 +305,9 @@ def _scan(data: bytes) -> tuple[list[tuple[str, int | None, bytes] | Damage], in
 def read_log(path: str) -> LogRead:
     """The log's unfinished tables. An entry that is cut short or fails its check, with whole entries after it,
     is damage: reading goes on at the next whole entry, and the tables that lost records in it are told: the
-    table the damaged entry was (when that can be told: ``_owner``), every table whose next entry after it is
-    not the next of its sequence, and, when the damaged entry's table cannot be told, every table with no entry
-    after it. What follows the last whole entry is a torn tail, dropped: a write the crash cut short."""
+    table the damaged entry was (when that can be told: ``_owner``) and, unless the region is just that entry,
+    every table whose next entry after it is not the next of its sequence (or has none), and, when the damaged
+    entry's table cannot be told, every table with no entry after it. What follows the last whole entry is a torn tail, dropped: a write the crash cut short."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -378,10 +377,10 @@ def _damaged(data: bytes) -> LogRead:
         if isinstance(item, Damage):
             after = after_of[n]
             candidates = {**{t: s - 1 for t, (s, _) in after.items() if t not in seen and s}, **expected}
-            owner = _owner(data[item.start:item.end], candidates)
+            owner, alone = _owner(data[item.start:item.end], candidates)
             if owner is not None:
                 _add(item, owner)
-            for table_id, wanted in expected.items():
+            for table_id, wanted in ({} if alone else expected).items():  # alone: no other table lost anything
                 if table_id in after:
                     seq, record = after[table_id]
                     if record and (seq is None or wanted is None or seq != wanted):
@@ -403,7 +402,7 @@ def _damaged(data: bytes) -> LogRead:
             expected.pop(table_id, None)
     torn_tables = []
     if valid < len(data):
-        owner = _owner(data[valid:], expected)
+        owner = _owner(data[valid:], expected)[0]
         torn_tables = [] if owner is None else [owner]
     tail = data[valid:]
     cut = len(tail) < ENTRY.size or ENTRY.size + ENTRY.unpack_from(tail)[0] > len(tail) or not tail.strip(b"\0")

@@ -254,3 +254,19 @@ def test_a_finished_tables_damaged_entries_leave_it_in_replays_not_in_corrupt(tm
     outcome = recover(str(tmp_path / "d"), damaged)
     assert outcome.set_aside == [] and list(outcome.recovered) == ["t2"]
     assert (tmp_path / "d" / "replays" / "t1.journal").read_bytes() == replay
+
+
+def test_in_an_older_log_without_seqs_a_flip_in_one_entry_costs_its_table_alone(tmp_path):
+    """No seq tells whether the tables after the damage are whole; the damaged region being exactly one entry
+    of one table does."""
+    tables = tables_of({"t1": 6, "t2": 6, "t3": 6})
+    _, entries = interleaved(tables)
+    log = b"".join(encode_entry(e.table, encode_record(tables[e.table][e.index])) for e in entries)
+    hit = entries[7]
+    start = sum(len(encode_entry(e.table, encode_record(tables[e.table][e.index]))) for e in entries[:7])
+    for at in (0, 5, 9, 11, 30):  # its length, CRC, id length, id, record
+        damaged = bytearray(log)
+        damaged[start + at] ^= 0x04
+        read = parse_log(bytes(damaged))
+        assert [d.tables for d in read.damaged] == [[hit.table]], at
+        assert {t: len(f) for t, f in read.tables.items()} == {t: 6 - (t == hit.table) for t in tables}, at
