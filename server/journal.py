@@ -7,10 +7,9 @@ record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian
 
     <u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><the record frame>
 
-(length: of id + seq + frame; seq: the record's index in its table, so that a reader can tell whether a table's
-records continue whole across a damaged region; an entry of an older log has no seq and no 0x8000.) An entry
-whose record frame is empty says the table is finished (its seq: the table's record count): its records are in
-``replays/`` and the log's recovery leaves it out (``read_log``).
+(length: of id + seq + frame; seq: the record's index in its table; an older log's entries have neither.) An
+entry whose record frame is empty says the table is finished: its records are in ``replays/`` and the log's
+recovery leaves it out (``read_log``).
 
 Durability policies:
 

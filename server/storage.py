@@ -3,20 +3,16 @@ could not be trusted.
 
     DIR/log                       the log (``server/journal.py``): every unfinished table's records
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
-    DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
-    DIR/corrupt/<table>.damaged   the damaged bytes of the log that cost that table records
-    DIR/corrupt/log-MS            a damaged log, as it was found (MS: the wall clock's ms)
+    DIR/corrupt/<table>.journal   records that failed their checks, for a person to look at (``.damaged``: the
+                                  log's damaged bytes that cost the table records; ``log-MS``: a damaged log)
     DIR/clock                     the server time at the last heartbeat
     DIR/ids                       a table number above every one handed out: none is ever given twice
     DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
 
-On start (``recover``) the log is read and the tables found are checked. Damage in the middle of the log costs
-only the tables that lost records in it (``read_log``). A log with a torn tail, damage, tables set aside or
-entries of an older format is compacted to the tables recovered, a damaged one kept aside first (a tail that a
-crash leaves, zeros or an entry cut short, is not damage); one of whole entries only is left as it is (finished
-tables' records go at its first checkpoint).
+On start (``recover``) the log is read (``read_log``), its tables checked, and a log holding more than whole
+entries compacted, a damaged one kept first.
 """
 
 from __future__ import annotations

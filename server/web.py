@@ -1,8 +1,7 @@
 """What the server answers over plain HTTP, on the WebSocket's port.
 
-* ``GET /healthz``: 200 ``{"status": "ok", ...}``, or 503 ``{"status": "unhealthy", ...}`` when the log failed,
-  the disk is full or the loop is stalled (``server.health``); both with ``uptime_ms``, ``tables``,
-  ``connections``, ``reasons`` (one line each), ``stopped`` (the tables whose journal failed) and ``loop_lag_ms``.
+* ``GET /healthz``: 200 ``{"status": "ok", "uptime_ms", "tables", "connections", ...}``, or 503 ``"unhealthy"``
+  with ``reasons`` (``server.health``).
 * ``GET /metrics``: the Prometheus text format (``server.metrics``); on a cluster, of this worker's tables.
 * ``GET /cluster``: on a cluster, every live worker (``worker``, ``url``, ``tables``, ``connections``) as this
   worker's copy of the directory has them, and whether Redis answered its last beat; 404 on a lone server.
