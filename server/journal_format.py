@@ -193,7 +193,7 @@ class LogRead:
     damaged: list[Damage] = field(default_factory=list)  # regions in the middle, each with whole entries after it
     torn_tables: list[str] = field(default_factory=list)  # the tables a torn tail's first entry belongs to, if known
     unsequenced: bool = False  # some entry has no seq (written before entries had one)
-    cut_short: bool = False  # the torn tail is what a crash leaves: zeros, or an entry claiming more than is left
+    cut_short: bool = False  # the torn tail is what a crash leaves: an entry cut short, or zeros
 
     @property
     def hit(self) -> dict[str, list[Damage]]:
@@ -245,15 +245,16 @@ def _resync(data: bytes, start: int) -> int | None:
     return None
 
 
-def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None, bool]:
+def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None, bool, bool]:
     """Which table the damaged ``region`` (taken as one entry) belonged to, when that can be told: of the
     ``candidates`` (table -> the seq its entry there would have), the one whose id and seq make the entry's CRC
     hold (the damage was in them, or in the length), else the one whose id and seq the region holds where they
     should be (the damage is elsewhere in the entry); failing any, a table the region names with seq 0 (its first
-    record). None when it cannot be told, or more than one table fits. And whether the region is that one entry
-    and nothing more (its CRC holds over the whole region, or its length is the region's)."""
+    record). None when it cannot be told, or more than one table fits. Then whether the CRC told it (every byte
+    of the entry is there), and whether the region is that one entry and nothing more (the CRC told it, or the
+    entry's length is the region's)."""
     if len(region) < ENTRY.size:
-        return None, False
+        return None, False, False
     length, crc, flagged = ENTRY.unpack_from(region)
 
     def fit(tables: dict[str, int | None]) -> tuple[list[str], bool]:
@@ -266,16 +267,18 @@ def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None
                 by_crc.append(table_id)
             elif region[ENTRY.size:frame_at] == name + number:
                 in_place.append(table_id)
-        return (by_crc, True) if by_crc else (in_place, ENTRY.size + length == len(region))
+        return (by_crc, True) if by_crc else (in_place, False)
 
-    fits, whole = fit(candidates)
+    fits, by_crc = fit(candidates)
     if not fits and flagged & HAS_SEQ:
         try:
             named = region[ENTRY.size:ENTRY.size + (flagged & ~HAS_SEQ)].decode()
         except UnicodeDecodeError:
             named = ""
-        fits, whole = fit({named: 0}) if named and named not in candidates else ([], False)
-    return (fits[0], whole) if len(fits) == 1 else (None, False)
+        fits, by_crc = fit({named: 0}) if named and named not in candidates else ([], False)
+    if len(fits) != 1:
+        return None, False, False
+    return fits[0], by_crc, by_crc or ENTRY.size + length == len(region)
 
 
 def _add(region: Damage, table_id: str) -> None:
@@ -377,7 +380,7 @@ def _damaged(data: bytes) -> LogRead:
         if isinstance(item, Damage):
             after = after_of[n]
             candidates = {**{t: s - 1 for t, (s, _) in after.items() if t not in seen and s}, **expected}
-            owner, alone = _owner(data[item.start:item.end], candidates)
+            owner, _, alone = _owner(data[item.start:item.end], candidates)
             if owner is not None:
                 _add(item, owner)
             for table_id, wanted in ({} if alone else expected).items():  # alone: no other table lost anything
@@ -400,13 +403,15 @@ def _damaged(data: bytes) -> LogRead:
         else:
             tables.pop(table_id, None)
             expected.pop(table_id, None)
-    torn_tables = []
-    if valid < len(data):
-        owner = _owner(data[valid:], expected)[0]
-        torn_tables = [] if owner is None else [owner]
     tail = data[valid:]
-    cut = len(tail) < ENTRY.size or ENTRY.size + ENTRY.unpack_from(tail)[0] > len(tail) or not tail.strip(b"\0")
-    return LogRead(tables, valid < len(data), valid, damaged, torn_tables, unsequenced, cut)
+    owner, whole, _ = _owner(tail, expected) if tail else (None, False, False)
+    crash = not whole and (len(tail) < ENTRY.size or ENTRY.size + ENTRY.unpack_from(tail)[0] > len(tail) or
+                           tail.endswith(bytes(8)))  # cut short, or zeros where its last page was not written
+    if tail and not crash and owner is not None:  # a whole last entry failing its check: damage, not a torn tail
+        damaged.append(Damage(valid, len(data), [owner]))
+        valid = len(data)
+    return LogRead(tables, valid < len(data), valid, damaged, [owner] if owner and valid < len(data) else [],
+                   unsequenced, crash)
 
 
 def decode_frames(frames: list[bytes], where: str) -> list[Record]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from server.journal import ENTRY, LogRead, encode_entry, encode_record, read_journal, read_log
+from server.journal import LogRead, encode_entry, encode_record, read_journal, read_log
 from server.journal_format import parse_log
 from server.storage import DataDir
 from tests.server.conftest import connect
@@ -81,40 +81,27 @@ def recover(root: str, log: bytes) -> Outcome:
 
 def check_flip(outcome: Outcome, tables: dict[str, list[dict[str, Any]]], entries: list[Entry], damaged: bytes,
                offset: int) -> None:
-    """A byte of an entry changed: its table is set aside (or, the log's last entry, loses that record as a torn
-    tail, said in a line), every other table recovers whole, and the log as found is kept (but for a last entry
-    that now claims more bytes than are left: a crash's torn tail)."""
+    """A byte of an entry changed: its table is set aside, every other table recovers whole, and the log as found
+    is kept."""
     hit = next(e for e in entries if e.start <= offset < e.end)
     where = f"byte {offset} of {hit}"
-    claims = ENTRY.size + int.from_bytes(damaged[hit.start:hit.start + 4], "little")  # the length it now says
-    cut_short = hit is entries[-1] and claims > hit.end - hit.start  # as a crash leaves it: not kept
-    assert outcome.kept == (None if cut_short else damaged), where
+    assert outcome.kept == damaged, where
     for table, records in tables.items():
         if table != hit.table:
             assert outcome.recovered[table] == records, where
-    if hit is entries[-1]:  # at the very end: a torn tail
-        assert outcome.set_aside == [], where
-        assert outcome.recovered[hit.table] == tables[hit.table][:-1], where
-        torn = [e for e in outcome.lines if e["event"] == "log_torn_tail_dropped"]
-        assert len(torn) == 1 and torn[0]["tables"] == [hit.table], where
-    else:
-        assert outcome.set_aside == [hit.table] and hit.table not in outcome.recovered, where
+    assert outcome.set_aside == [hit.table] and hit.table not in outcome.recovered, where
 
 
 def check_read(read: LogRead, tables: dict[str, list[dict[str, Any]]], entries: list[Entry], offset: int) -> None:
     """What ``read_log`` says of a log with a byte of one entry changed: that entry's table lost records in the
-    damage (or, the last entry, in the torn tail) and nothing else did."""
+    damage and nothing else did (the last entry too: no crash writes a whole entry that fails its check)."""
     hit = next(e for e in entries if e.start <= offset < e.end)
     where = f"byte {offset} of {hit}"
     for table, records in tables.items():
         if table != hit.table:
             assert read.tables[table] == [encode_record(r) for r in records], where
-    if hit is entries[-1]:
-        assert read.torn and read.valid_bytes == hit.start and read.torn_tables == [hit.table], where
-        assert not read.damaged, where
-    else:
-        assert not read.torn and [(d.start, d.end, d.tables) for d in read.damaged] == [
-            (hit.start, hit.end, [hit.table])], where
+    assert not read.torn and [(d.start, d.end, d.tables) for d in read.damaged] == [
+        (hit.start, hit.end, [hit.table])], where
 
 
 def test_every_byte_of_a_small_log_changed_costs_only_the_table_whose_entry_it_is(tmp_path, monkeypatch):
@@ -164,26 +151,31 @@ def test_a_damaged_region_whose_table_cannot_be_told_costs_the_tables_with_a_gap
     assert open(tmp_path / "d" / "corrupt" / "t2.damaged", "rb").read() == damaged[first.start:second.end]
 
 
-@pytest.mark.parametrize("case", ["first entry", "middle", "last entry", "garbage tail", "cut short"])
+@pytest.mark.parametrize("case", ["first entry", "middle", "last entry", "garbage tail", "cut short", "zeroed"])
 def test_the_cases_seen_from_outside_keep_every_table_they_do_not_touch(tmp_path, case):
-    """A damaged log is kept as found; a tail that a crash leaves (an entry cut short, or here garbage that claims
-    more bytes than follow) is only dropped, with a line."""
+    """A damaged log is kept as found, a flipped byte in its last entry included; a tail that a crash leaves (an
+    entry cut short or zeroed, or here garbage that claims more bytes than follow) is only dropped, with a line."""
     tables = tables_of({"t1": 9, "t2": 9})
     log, entries = interleaved(tables)
     if case == "garbage tail":
         damaged = log + b"\xff" + random.Random(1).randbytes(299)
     elif case == "cut short":
         damaged = log[:-7]
+    elif case == "zeroed":  # a power cut: the file grew, the last page never came
+        damaged = log[:entries[-1].start + 16] + bytes(entries[-1].end - entries[-1].start - 16)
     else:
         entry = {"first entry": entries[0], "middle": entries[len(entries) // 2], "last entry": entries[-1]}[case]
         damaged = log[:entry.start + 20] + bytes([log[entry.start + 20] ^ 1]) + log[entry.start + 21:]
     outcome = recover(str(tmp_path / "d"), damaged)
-    assert outcome.kept == (None if case in ("garbage tail", "cut short") else damaged)
+    assert outcome.kept == (None if case in ("garbage tail", "cut short", "zeroed") else damaged)
     expected = {"first entry": (["t1"], {"t2": tables["t2"]}),
                 "middle": ([entries[len(entries) // 2].table], {}),
-                "last entry": ([], {"t1": tables["t1"], "t2": tables["t2"][:-1]}),
+                "last entry": (["t2"], {"t1": tables["t1"]}),
                 "garbage tail": ([], tables),
-                "cut short": ([], {"t1": tables["t1"], "t2": tables["t2"][:-1]})}[case]
+                "cut short": ([], {"t1": tables["t1"], "t2": tables["t2"][:-1]}),
+                "zeroed": ([], {"t1": tables["t1"], "t2": tables["t2"][:-1]})}[case]
+    torn = [e for e in outcome.lines if e["event"] == "log_torn_tail_dropped"]
+    assert len(torn) == (case in ("garbage tail", "cut short", "zeroed"))
     assert outcome.set_aside == expected[0]
     if case == "middle":
         other = "t2" if expected[0] == ["t1"] else "t1"
