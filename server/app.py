@@ -119,7 +119,7 @@ class Server:
         self._websockets = 0  # from the start of their handshakes to the end of their close
         self._memory = Trimmer()  # given back once a crowd of connections has gone (server/memory.py)
         self.started = 0.0
-        self.loop_watch = LoopWatch()  # how late the loop wakes (server/health.py)
+        self.loop_watch = LoopWatch(stall_s=config.loop_stall_s)  # how late the loop wakes (server/health.py)
         self.log = logs.get()
 
     def is_admin(self, token: str | None) -> bool:

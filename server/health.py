@@ -4,7 +4,7 @@ sends it a table.
 A server is unhealthy when its log has failed (a write or sync refused: every table stopped), when its data
 directory's disk has less than ``MIN_FREE_BYTES`` free, or when its loop is stalled: ``LoopWatch``'s task sleeps
 ``PERIOD_S`` at a time and notes how late it woke; late by more than the bound (``ServerConfig.loop_stall_s``),
-or not woken that long after it was due, is a stalled loop. A loop stalled for good answers nothing at all, so a
+or not woken that long after it was due, is a stalled loop (and a late wake-up is logged). A loop stalled for good answers nothing at all, so a
 watcher must also bound how long it waits for the answer. Each reason is one short line; the tables whose journal
 failed (``Table.stopped``) are named.
 """
@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import trio
+
+from server import logs
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -35,18 +37,23 @@ class Health:
 
 
 class LoopWatch:
-    """How late the loop wakes a task that sleeps ``period_s`` at a time."""
+    """How late the loop wakes a task that sleeps ``period_s`` at a time; a wake-up later than ``stall_s`` is
+    logged (``loop_stalled``: so at most one line per ``stall_s``)."""
 
-    def __init__(self, period_s: float = PERIOD_S) -> None:
+    def __init__(self, period_s: float = PERIOD_S, stall_s: float = STALL_S) -> None:
         self.period_s = period_s
+        self.stall_s = stall_s
         self.lag_s = 0.0  # how late the last wake-up was
         self._due: float | None = None  # when the sleeping watcher is due (trio time); None before it runs
+        self.log = logs.get()
 
     async def run(self) -> None:
         while True:
             self._due = trio.current_time() + self.period_s
             await trio.sleep_until(self._due)
             self.lag_s = trio.current_time() - self._due
+            if self.lag_s > self.stall_s:
+                self.log.warning("loop_stalled", late_ms=round(self.lag_s * 1000))
 
     def late_s(self) -> float:
         """The loop's lateness now: the last wake-up's, or how long past its time the watcher still sleeps (a

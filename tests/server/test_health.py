@@ -24,8 +24,8 @@ def test_a_healthy_server_has_no_reasons_and_each_fault_gives_one_line():
     assert not assess(None, [], health.MIN_FREE_BYTES - 1, 0.0).ok
 
 
-async def test_the_watch_sees_a_loop_that_woke_late_and_one_that_has_not_woken_yet(mock_clock):
-    watch = LoopWatch(period_s=0.25)
+async def test_the_watch_sees_a_loop_that_woke_late_and_one_that_has_not_woken_yet(mock_clock, captured_logs):
+    watch = LoopWatch(period_s=0.25, stall_s=1.0)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(watch.run)
         await trio.testing.wait_all_tasks_blocked()
@@ -38,6 +38,8 @@ async def test_the_watch_sees_a_loop_that_woke_late_and_one_that_has_not_woken_y
         await trio.testing.wait_all_tasks_blocked()
         assert watch.late_s() == 0.0  # on time again: no longer stalled
         nursery.cancel_scope.cancel()
+    (line,) = [json.loads(line) for line in captured_logs.getvalue().splitlines()]
+    assert line["event"] == "loop_stalled" and line["late_ms"] == 2000 and line["level"] == "warning"
 
 
 async def test_healthz_says_503_and_the_stopped_tables_once_the_log_fails(start_server, tmp_path):
