@@ -109,7 +109,7 @@ class ReadResult:
 
 
 def read_journal(path: str) -> ReadResult:
-    """Every whole record of the file. A torn tail is dropped; damage before the tail raises."""
+    """Every whole record of the file. A torn tail (cut short, or zero-ended) is dropped; other damage raises."""
     with open(path, "rb") as f:
         data = f.read()
     records: list[Record] = []
@@ -123,8 +123,11 @@ def read_journal(path: str) -> ReadResult:
         end = pos + FRAME.size + length
         if length > MAX_RECORD:
             raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes")
-        if end > len(data) or (end == len(data) and zlib.crc32(data[pos + FRAME.size:end]) != crc):
-            # the last record, half written; unless whole records follow it, when its length is what broke
+        if end > len(data) or (end == len(data) and zlib.crc32(data[pos + FRAME.size:end]) != crc and
+                               data.endswith(bytes(8))):
+            # the last record, half written (cut short, or zeros where its last page never came); unless whole
+            # records follow it, when its length is what broke. A whole last record that fails its check is
+            # damage, as in the log: no crash writes one
             if _whole_record_after(data, pos + 1):
                 raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes, past later records")
             return ReadResult(records, True, pos)

@@ -118,12 +118,24 @@ def test_a_last_record_cut_at_any_byte_is_dropped_and_reported_torn(tmp_path):
     assert read.records == RECORDS[:-1] and read.torn is False and read.valid_bytes == last
 
 
-def test_a_last_record_whose_payload_was_half_overwritten_counts_as_torn(tmp_path):
+def test_a_last_record_whose_payload_was_half_zeroed_counts_as_torn(tmp_path):
+    """A power cut: the file grew, the record's last page never came."""
     path = tmp_path / "t1.journal"
     starts = write_records(path, RECORDS)
-    flip(path, path.stat().st_size - 1)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:starts[-1] + 12] + bytes(len(whole) - starts[-1] - 12))
     read = read_journal(str(path))
     assert read.records == RECORDS[:-1] and read.torn is True and read.valid_bytes == starts[-1]
+
+
+def test_a_whole_last_record_with_a_flipped_byte_is_corrupt_not_torn(tmp_path):
+    """No crash writes a whole record that fails its check: a replay file's last record (its result) changed is
+    refused, not read as an unfinished game."""
+    path = tmp_path / "t1.journal"
+    write_records(path, RECORDS)
+    flip(path, path.stat().st_size - 1)
+    with pytest.raises(JournalCorrupt, match="checksum"):
+        read_journal(str(path))
 
 
 @pytest.mark.parametrize("middle", [1, 3])
