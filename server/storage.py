@@ -178,12 +178,21 @@ class DataDir:
 
     def _keep_log(self, damaged: list[Damage]) -> None:
         """The log as found, kept in ``corrupt/`` (a second name for the file: the compaction that follows
-        writes a new one), with one line."""
-        kept = os.path.join(self.corrupt, f"log-{time.time_ns() // 1_000_000}")
+        writes a new one), made durable before it, with one line."""
+        ms = time.time_ns() // 1_000_000
+        while os.path.lexists(kept := os.path.join(self.corrupt, f"log-{ms}")):
+            ms += 1  # a second start within the same ms keeps its own
         try:
             os.link(self.log_path, kept)
-        except OSError:
+        except OSError:  # a filesystem without hard links
             shutil.copyfile(self.log_path, kept)
+            with open(kept, "rb") as f:
+                os.fsync(f.fileno())
+        directory = os.open(self.corrupt, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
         self.log.error("log_damaged_kept", kept=os.path.relpath(kept, self.root),
                        damaged=[f"{d.start}-{d.end}" for d in damaged])
 

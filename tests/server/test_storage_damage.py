@@ -262,3 +262,23 @@ def test_in_an_older_log_without_seqs_a_flip_in_one_entry_costs_its_table_alone(
         read = parse_log(bytes(damaged))
         assert [d.tables for d in read.damaged] == [[hit.table]], at
         assert {t: len(f) for t, f in read.tables.items()} == {t: 6 - (t == hit.table) for t in tables}, at
+
+
+def test_each_start_that_finds_damage_keeps_its_own_copy_of_the_log(tmp_path, monkeypatch):
+    """Two starts in the same millisecond (the wall clock read twice alike) keep two copies, neither overwritten."""
+    monkeypatch.setattr("server.storage.time.time_ns", lambda: 1_700_000_000_000_000_000)
+    tables = tables_of({"t1": 6, "t2": 6})
+    log, entries = interleaved(tables)
+    damaged = log[:30] + bytes([log[30] ^ 1]) + log[31:]
+    recover(str(tmp_path / "d"), damaged)
+    again = log[:entries[3].start + 30] + bytes([log[entries[3].start + 30] ^ 1]) + log[entries[3].start + 31:]
+    with open(tmp_path / "d" / "log", "wb") as f:
+        f.write(again)
+    data = DataDir(str(tmp_path / "d"))
+    try:
+        data.recover()
+    finally:
+        data.close()
+    kept = sorted(n for n in os.listdir(tmp_path / "d" / "corrupt") if n.startswith("log-"))
+    assert kept == ["log-1700000000000", "log-1700000000001"]
+    assert [(tmp_path / "d" / "corrupt" / n).read_bytes() for n in kept] == [damaged, again]
