@@ -30,7 +30,10 @@ ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of
 SEQ = struct.Struct("<I")  # after the id, if HAS_SEQ: the record's index in its table
 HAS_SEQ = 0x8000
 MAX_ID = 255  # the longest table id an entry may hold
-_NONZERO = re.compile(rb"[^\0]")
+OWNER_CRC_BYTES = 64 * 1024  # a damaged region longer than this is not checked as one entry of each live table
+# where an entry's header may start: a length under 2**25 (MAX_RECORD is 2**24), then a CRC, then an id length of
+# 1 to 255, with or without HAS_SEQ
+_HEADER = re.compile(rb"(?s)(?=.{3}[\x00\x01].{4}[\x01-\xff][\x00\x80])")
 
 
 class TableRecord(TypedDict):
@@ -233,18 +236,11 @@ def _entry_at(data: bytes, pos: int) -> tuple[str, int | None, bytes, int] | Non
 
 
 def _resync(data: bytes, start: int) -> int | None:
-    """Where the next whole entry from ``start`` on begins (None: nowhere). A run of zeros is stepped over at
-    once: an entry's length, its first four bytes, is never zero."""
-    pos = start
-    while pos + ENTRY.size <= len(data):
-        if data[pos:pos + 4] == b"\0\0\0\0":
-            nonzero = _NONZERO.search(data, pos)
-            if nonzero is None:
-                return None
-            pos = nonzero.start() - 3
-        if _entry_at(data, pos) is not None:
-            return pos
-        pos += 1
+    """Where the next whole entry from ``start`` on begins (None: nowhere). Only where the bytes could be an
+    entry's header is one looked for (``_HEADER``): a long damaged region is crossed at the regex engine's speed."""
+    for match in _HEADER.finditer(data, start):
+        if _entry_at(data, match.start()) is not None:
+            return match.start()
     return None
 
 
@@ -259,6 +255,7 @@ def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None
     if len(region) < ENTRY.size:
         return None, False, False
     length, crc, flagged = ENTRY.unpack_from(region)
+    checked = len(region) <= OWNER_CRC_BYTES  # a longer region is no one entry worth a CRC per live table
 
     def fit(tables: dict[str, int | None]) -> tuple[list[str], bool]:
         by_crc, in_place = [], []
@@ -266,7 +263,7 @@ def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None
             name = table_id.encode()
             number = b"" if seq is None else SEQ.pack(seq)
             frame_at = ENTRY.size + len(name) + len(number)
-            if zlib.crc32(region[frame_at:], zlib.crc32(number, zlib.crc32(name))) == crc:
+            if checked and zlib.crc32(region[frame_at:], zlib.crc32(number, zlib.crc32(name))) == crc:
                 by_crc.append(table_id)
             elif region[ENTRY.size:frame_at] == name + number:
                 in_place.append(table_id)
