@@ -3,10 +3,10 @@ sends it a table.
 
 A server is unhealthy when its log has failed (a write or sync refused: every table stopped), when its data
 directory's disk has less than ``MIN_FREE_BYTES`` free, or when its loop is stalled: ``LoopWatch``'s task sleeps
-``PERIOD_S`` at a time and notes how late it woke; late by more than the bound (``ServerConfig.loop_stall_s``),
-or not woken that long after it was due, is a stalled loop (and a late wake-up is logged). A loop stalled for good answers nothing at all, so a
-watcher must also bound how long it waits for the answer. Each reason is one short line; the tables whose journal
-failed (``Table.stopped``) are named.
+``PERIOD_S`` at a time and notes how late it woke; late by more than the bound (``ServerConfig.loop_stall_s``,
+logged), or not woken that long after it was due, is a stalled loop. A loop stalled for good answers nothing
+at all, so a watcher must also bound how long it waits for the answer. Each reason is one short line; the tables
+whose journal failed (``Table.stopped``) are named.
 """
 
 from __future__ import annotations

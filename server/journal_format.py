@@ -309,8 +309,10 @@ def read_log(path: str) -> LogRead:
     """The log's unfinished tables. An entry that is cut short or fails its check, with whole entries after it,
     is damage: reading goes on at the next whole entry, and the tables that lost records in it are told: the
     table the damaged entry was (when that can be told: ``_owner``) and, unless the region is just that entry,
-    every table whose next entry after it is not the next of its sequence (or has none), and, when the damaged
-    entry's table cannot be told, every table with no entry after it. What follows the last whole entry is a torn tail, dropped: a write the crash cut short."""
+    every table whose next entry after it is not the next of its sequence, and, when the damaged entry's table
+    cannot be told, every table with no entry after it. What follows the last whole entry is a torn tail,
+    dropped (a write a crash cut short), unless it is a whole entry of a table that can be told, not cut short
+    nor zero-ended: a crash does not write that, so it is damage too."""
     try:
         with open(path, "rb") as f:
             data = f.read()

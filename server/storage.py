@@ -143,7 +143,7 @@ class DataDir:
         frames.update(read.tables)
         self._seen = list(frames)
         hit = read.hit
-        for table_id, regions in hit.items():  # named even if nothing of it is whole: its number stays taken
+        for table_id in hit:  # named even if nothing of it is whole: its number stays taken
             if table_id not in self._seen:
                 self._seen.append(table_id)
         out = []
