@@ -7,7 +7,7 @@ its table (``<u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><t
 older log's entries have no seq), an empty frame saying the table is finished.
 
 Reading the log never gives up at the first bad entry: it goes on at the next whole one, and says which tables
-lost records in between (``read_log``); only a bad region at the very end is a torn tail.
+lost records in between (``read_log``); only what a crash leaves at the end (cut short, zeros) is a torn tail.
 """
 
 from __future__ import annotations
