@@ -52,7 +52,8 @@ def write_data(root: str, tables: int, records: int) -> int:
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "log"), "wb") as f:
         for n in range(1, tables + 1):
-            f.write(b"".join(encode_entry(f"t{n}", encode_record(r)) for r in table_records(f"t{n}", records)))
+            f.write(b"".join(encode_entry(f"t{n}", encode_record(r), seq)
+                             for seq, r in enumerate(table_records(f"t{n}", records))))
         return f.tell()
 
 

@@ -20,6 +20,7 @@ from server import logs, metrics
 from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
 from server.connection import Connection, time_round_trips
+from server.health import STALL_S, LoopWatch
 from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.memory import Trimmer, keep_memory_given_back
@@ -97,6 +98,7 @@ class ServerConfig:
     web_root: str = DEFAULT_ROOT  # static files for GET / (a placeholder page while it does not exist)
     cluster: ClusterNode | None = field(default=None, repr=False)  # None: a server on its own, as before
     ratings_file: str | None = None  # answers `ratings` and rates casual tables (default DATA/ratings.sqlite)
+    loop_stall_s: float = STALL_S  # the loop woken later than this is stalled: /healthz says 503 (server/health.py)
 
 
 class Server:
@@ -124,6 +126,7 @@ class Server:
         self._memory = Trimmer()  # given back once a crowd of connections has gone (server/memory.py)
         self.started = 0.0
         self.rater: Rater | None = None
+        self.loop_watch = LoopWatch(stall_s=config.loop_stall_s)  # how late the loop wakes (server/health.py)
         self.log = logs.get()
 
     def is_admin(self, token: str | None) -> bool:
@@ -152,6 +155,7 @@ class Server:
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
+                nursery.start_soon(self.loop_watch.run)
                 nursery.start_soon(keep_memory_given_back, self._memory)  # see server/memory.py
                 nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()

@@ -5,9 +5,10 @@ replay; their format is ``server.journal_format``'s (re-exported here for the jo
 record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of a replay file,
 ``read_journal``). In the shared log each such frame is wrapped with the table's id::
 
-    <u32 length><u32 crc32(id + frame)><u16 id length><table id><the table's record frame>   (length: of id + frame)
+    <u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><the record frame>
 
-An entry whose record frame is empty says the table is finished: its records are in ``replays/`` and the log's
+(length: of id + seq + frame; seq: the record's index in its table; an older log's entries have neither.) An
+entry whose record frame is empty says the table is finished: its records are in ``replays/`` and the log's
 recovery leaves it out (``read_log``).
 
 Durability policies:
@@ -118,9 +119,10 @@ class Journal:
         frames, self._pending = self._pending, []
         return frames, self._appended
 
-    def _entries(self, frames: list[bytes]) -> list[bytes]:
-        name, name_crc = self._name, self._name_crc
-        return [entry_of(name, name_crc, frame) for frame in frames]
+    def _entries(self, frames: list[bytes], upto: int) -> list[bytes]:
+        """The log's entries of ``frames``, the last of which is the table's record ``upto - 1``."""
+        name, name_crc, first = self._name, self._name_crc, upto - len(frames)
+        return [entry_of(name, name_crc, frame, first + n) for n, frame in enumerate(frames)]
 
     def _written(self, frames: list[bytes], upto: int) -> None:
         self.frames.extend(frames)
@@ -145,6 +147,8 @@ class Log(Protocol):
     per round: bench/wal_cost.py) can replace the segment log: a table's journal to append to (``open``), a
     table leaving it (``drop``), every unfinished table's records (``read``), the log rewritten to just some
     tables (``compact``), its rounds (``run``), and ``close``."""
+
+    failed: OSError | None  # why the log cannot be written, once it cannot: every table stopped
 
     def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal: ...
     def drop(self, table_id: str) -> None: ...
@@ -252,8 +256,8 @@ class Syncer:
 
     def drop(self, table_id: str) -> None:
         """The table leaves the log (its records are elsewhere now): said in the next round."""
-        self._journals.pop(table_id, None)
-        self._ends.append(encode_entry(table_id, b""))
+        journal = self._journals.pop(table_id, None)
+        self._ends.append(encode_entry(table_id, b"", 0 if journal is None else len(journal.frames)))
         self._wake.set()
 
     def mark(self, journal: Journal) -> None:
@@ -265,7 +269,8 @@ class Syncer:
 
     def compact(self, tables: dict[str, list[bytes]]) -> None:
         """Replace the log with one holding just ``tables``' frames (at start-up, and at a checkpoint)."""
-        chunks = [encode_entry(table_id, frame) for table_id, frames in tables.items() for frame in frames]
+        chunks = [encode_entry(table_id, frame, seq) for table_id, frames in tables.items()
+                  for seq, frame in enumerate(frames)]
         write_file(self.path, chunks)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         os.close(self._fd)
@@ -298,7 +303,7 @@ class Syncer:
         self._dirty.clear()
         taken = [(journal, *journal._take()) for journal in journals]
         written = [(journal, frames, upto) for journal, frames, upto in taken if frames]
-        data = b"".join([*self._ends, *(entry for j, frames, _ in written for entry in j._entries(frames))])
+        data = b"".join([*self._ends, *(entry for j, frames, upto in written for entry in j._entries(frames, upto))])
         self._ends = []
         if data:
             started, tables = time.perf_counter(), [j.table_id for j, _, _ in written]
@@ -374,7 +379,7 @@ class Syncer:
                 write_file(os.path.join(self.replays, f"{journal.table_id}.journal"), journal.frames)
             except OSError as exc:
                 failed[journal] = exc
-        ends = b"".join(encode_entry(j.table_id, b"") for j in finished if j not in failed)
+        ends = b"".join(encode_entry(j.table_id, b"", len(j.frames)) for j in finished if j not in failed)
         write_fully(self._fd, ends)
         self.size += len(ends)
         return failed

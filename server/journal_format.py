@@ -2,17 +2,21 @@
 back (``server.journal`` writes them; see its top for the layout and what the kinds of record are).
 
 A record is a msgpack map with a ``k`` (kind) field, framed as ``<u32 length><u32 crc32(payload)><payload>``,
-little-endian; in the shared log each frame is wrapped as an entry with the table's id
-(``<u32 length><u32 crc32(id + frame)><u16 id length><table id><frame>``), an empty frame saying the table is
-finished.
+little-endian; in the shared log each frame is wrapped as an entry with the table's id and the record's index in
+its table (``<u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><frame>``; an
+older log's entries have no seq), an empty frame saying the table is finished.
+
+Reading the log never gives up at the first bad entry: it goes on at the next whole one, and says which tables
+lost records in between (``read_log``); only what a crash leaves at the end (cut short, zeros) is a torn tail.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NotRequired, TypedDict
 
 import msgpack
@@ -22,7 +26,14 @@ from protocol.values import Command, Options, Result
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
 ZEROS = bytes(FRAME.size)
-ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id
+ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of the table id (| HAS_SEQ)
+SEQ = struct.Struct("<I")  # after the id, if HAS_SEQ: the record's index in its table
+HAS_SEQ = 0x8000
+MAX_ID = 255  # the longest table id an entry may hold
+OWNER_CRC_BYTES = 64 * 1024  # a damaged region longer than this is not checked as one entry of each live table
+# where an entry's header may start: a length under 2**25 (MAX_RECORD is 2**24), then a CRC, then an id length of
+# 1 to 255, with or without HAS_SEQ
+_HEADER = re.compile(rb"(?s)(?=.{3}[\x00\x01].{4}[\x01-\xff][\x00\x80])")
 
 
 class TableRecord(TypedDict):
@@ -102,7 +113,7 @@ class ReadResult:
 
 
 def read_journal(path: str) -> ReadResult:
-    """Every whole record of the file. A torn tail is dropped; damage before the tail raises."""
+    """Every whole record of the file. A torn tail (cut short, or zero-ended) is dropped; other damage raises."""
     with open(path, "rb") as f:
         data = f.read()
     records: list[Record] = []
@@ -116,8 +127,11 @@ def read_journal(path: str) -> ReadResult:
         end = pos + FRAME.size + length
         if length > MAX_RECORD:
             raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes")
-        if end > len(data) or (end == len(data) and zlib.crc32(data[pos + FRAME.size:end]) != crc):
-            # the last record, half written; unless whole records follow it, when its length is what broke
+        if end > len(data) or (end == len(data) and zlib.crc32(data[pos + FRAME.size:end]) != crc and
+                               data.endswith(bytes(8))):
+            # the last record, half written (cut short, or zeros where its last page never came); unless whole
+            # records follow it, when its length is what broke. A whole last record that fails its check is
+            # damage, as in the log: no crash writes one
             if _whole_record_after(data, pos + 1):
                 raise JournalCorrupt(f"{path}: record at byte {pos} claims {length} bytes, past later records")
             return ReadResult(records, True, pos)
@@ -152,51 +166,255 @@ def _whole_record_after(data: bytes, start: int) -> bool:
     return False
 
 
-def encode_entry(table_id: str, frame: bytes) -> bytes:
-    """A log entry: one of a table's record frames, or (empty) the table's end."""
+def encode_entry(table_id: str, frame: bytes, seq: int | None = None) -> bytes:
+    """A log entry: one of a table's record frames, or (empty) the table's end; ``seq``: the record's index in
+    the table (an end's: the table's record count), None for an entry of the older format, without one."""
     name = table_id.encode()
-    return entry_of(name, zlib.crc32(name), frame)
+    return entry_of(name, zlib.crc32(name), frame, seq)
 
 
-def entry_of(name: bytes, name_crc: int, frame: bytes) -> bytes:
+def entry_of(name: bytes, name_crc: int, frame: bytes, seq: int | None = None) -> bytes:
     """``encode_entry`` with the id's bytes and their CRC already known: the CRC of the body continues from
     the id's, so the body is never joined just to be checked."""
-    return b"".join((ENTRY.pack(len(name) + len(frame), zlib.crc32(frame, name_crc), len(name)), name, frame))
+    if seq is None:
+        return b"".join((ENTRY.pack(len(name) + len(frame), zlib.crc32(frame, name_crc), len(name)), name, frame))
+    number = SEQ.pack(seq)
+    return b"".join((ENTRY.pack(len(name) + SEQ.size + len(frame), zlib.crc32(frame, zlib.crc32(number, name_crc)),
+                               len(name) | HAS_SEQ), name, number, frame))
+
+
+@dataclass
+class Damage:
+    """Bytes ``start``-``end`` of the log that are not whole entries, with whole entries after them."""
+
+    start: int
+    end: int
+    tables: list[str]  # the tables that lost records in it (see ``read_log``)
 
 
 @dataclass
 class LogRead:
     tables: dict[str, list[bytes]]  # every unfinished table's record frames, in the order the tables began
     torn: bool  # something followed the last good entry (a crash mid-write, or garbage) and was dropped
-    valid_bytes: int
+    valid_bytes: int  # where the torn tail begins (the size of the log if there is none)
+    damaged: list[Damage] = field(default_factory=list)  # regions in the middle, each with whole entries after it
+    torn_tables: list[str] = field(default_factory=list)  # the tables a torn tail's first entry belongs to, if known
+    unsequenced: bool = False  # some entry has no seq (written before entries had one)
+    cut_short: bool = False  # the torn tail is what a crash leaves: an entry cut short, or zeros
+
+    @property
+    def hit(self) -> dict[str, list[Damage]]:
+        """Each table that lost records in the middle of the log, and where."""
+        out: dict[str, list[Damage]] = {}
+        for region in self.damaged:
+            for table_id in region.tables:
+                out.setdefault(table_id, []).append(region)
+        return out
+
+
+def _entry_at(data: bytes, pos: int) -> tuple[str, int | None, bytes, int] | None:
+    """The whole entry at ``pos``: its table, seq (None: the older format), record frame and end; None if the
+    bytes there are not one. What a header claims is checked before the CRC (the record frame's own length
+    must fit the entry), so that looking for the next entry in a long damaged region costs little."""
+    if pos + ENTRY.size > len(data):
+        return None
+    length, crc, flagged = ENTRY.unpack_from(data, pos)
+    name_len, has_seq = flagged & ~HAS_SEQ, flagged & HAS_SEQ
+    start, end = pos + ENTRY.size, pos + ENTRY.size + length
+    body = start + name_len + (SEQ.size if has_seq else 0)
+    if not 0 < name_len <= MAX_ID or body > end or length > MAX_RECORD or end > len(data):
+        return None
+    if end > body and (end - body < FRAME.size or FRAME.unpack_from(data, body)[0] != end - body - FRAME.size):
+        return None
+    if zlib.crc32(data[start:end]) != crc:
+        return None
+    try:
+        table_id = data[start:start + name_len].decode()
+    except UnicodeDecodeError:
+        return None
+    seq = SEQ.unpack_from(data, body - SEQ.size)[0] if has_seq else None
+    return table_id, seq, data[body:end], end
+
+
+def _resync(data: bytes, start: int) -> int | None:
+    """Where the next whole entry from ``start`` on begins (None: nowhere). Only where the bytes could be an
+    entry's header is one looked for (``_HEADER``): a long damaged region is crossed at the regex engine's speed."""
+    for match in _HEADER.finditer(data, start):
+        if _entry_at(data, match.start()) is not None:
+            return match.start()
+    return None
+
+
+def _owner(region: bytes, candidates: dict[str, int | None]) -> tuple[str | None, bool, bool]:
+    """Which table the damaged ``region`` (taken as one entry) belonged to, when that can be told: of the
+    ``candidates`` (table -> the seq its entry there would have), the one whose id and seq make the entry's CRC
+    hold (the damage was in them, or in the length), else the one whose id and seq the region holds where they
+    should be (the damage is elsewhere in the entry); failing any, a table the region names with seq 0 (its first
+    record). None when it cannot be told, or more than one table fits. Then whether the CRC told it (every byte
+    of the entry is there), and whether the region is that one entry and nothing more (the CRC told it, or the
+    entry's length is the region's)."""
+    if len(region) < ENTRY.size:
+        return None, False, False
+    length, crc, flagged = ENTRY.unpack_from(region)
+    checked = len(region) <= OWNER_CRC_BYTES  # a longer region is no one entry worth a CRC per live table
+
+    def fit(tables: dict[str, int | None]) -> tuple[list[str], bool]:
+        by_crc, in_place = [], []
+        for table_id, seq in tables.items():
+            name = table_id.encode()
+            number = b"" if seq is None else SEQ.pack(seq)
+            frame_at = ENTRY.size + len(name) + len(number)
+            if checked and zlib.crc32(region[frame_at:], zlib.crc32(number, zlib.crc32(name))) == crc:
+                by_crc.append(table_id)
+            elif region[ENTRY.size:frame_at] == name + number:
+                in_place.append(table_id)
+        return (by_crc, True) if by_crc else (in_place, False)
+
+    fits, by_crc = fit(candidates)
+    if not fits and flagged & HAS_SEQ:
+        try:
+            named = region[ENTRY.size:ENTRY.size + (flagged & ~HAS_SEQ)].decode()
+        except UnicodeDecodeError:
+            named = ""
+        fits, by_crc = fit({named: 0}) if named and named not in candidates else ([], False)
+    if len(fits) != 1:
+        return None, False, False
+    return fits[0], by_crc, by_crc or ENTRY.size + length == len(region)
+
+
+def _add(region: Damage, table_id: str) -> None:
+    if table_id not in region.tables:
+        region.tables.append(table_id)
+
+
+def _scan(data: bytes) -> tuple[list[tuple[str, int | None, bytes] | Damage], int]:
+    """The log's whole entries (table, seq, frame) and the damaged regions between them, in order; and where
+    the torn tail begins (the end of the last whole entry)."""
+    items: list[tuple[str, int | None, bytes] | Damage] = []
+    pos = 0
+    while pos < len(data):
+        entry = _entry_at(data, pos)
+        if entry is None:
+            after = _resync(data, pos + 1)
+            if after is None:
+                break
+            items.append(Damage(pos, after, []))
+            pos = after
+            continue
+        table_id, seq, frame, pos = entry
+        items.append((table_id, seq, frame))
+    return items, pos
 
 
 def read_log(path: str) -> LogRead:
-    """The log's unfinished tables. Reading stops at the first entry that is cut short or fails its check:
-    what follows the last good entry is lost, nothing before it."""
+    """The log's unfinished tables. An entry that is cut short or fails its check, with whole entries after it,
+    is damage: reading goes on at the next whole entry, and the tables that lost records in it are told: the
+    table the damaged entry was (when that can be told: ``_owner``) and, unless the region is just that entry,
+    every table whose next entry after it is not the next of its sequence, and, when the damaged entry's table
+    cannot be told, every table with no entry after it. What follows the last whole entry is a torn tail,
+    dropped (a write a crash cut short), unless it is a whole entry of a table that can be told, not cut short
+    nor zero-ended: a crash does not write that, so it is damage too."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         return LogRead({}, False, 0)
+    return parse_log(data)
+
+
+def parse_log(data: bytes) -> LogRead:
+    """``read_log`` of the log's bytes: a log of whole entries in one tight pass (``_whole``); one that is not,
+    in two (``_damaged``)."""
+    return _whole(data) or _damaged(data)
+
+
+def _whole(data: bytes) -> LogRead | None:
+    """The log, if every entry of it is whole (None at the first that is not)."""
     tables: dict[str, list[bytes]] = {}
-    pos = 0
-    while pos + ENTRY.size <= len(data):
-        length, crc, name_len = ENTRY.unpack_from(data, pos)
+    names: dict[bytes, str] = {}
+    unsequenced, pos, size, unpack, unpack_frame, crc32 = False, 0, len(data), ENTRY.unpack_from, FRAME.unpack_from, \
+        zlib.crc32
+    while pos + ENTRY.size <= size:
+        length, crc, flagged = unpack(data, pos)
+        name_len = flagged & ~HAS_SEQ
         start, end = pos + ENTRY.size, pos + ENTRY.size + length
-        if length > MAX_RECORD or name_len > length or end > len(data) or zlib.crc32(data[start:end]) != crc:
-            break
-        try:
-            table_id = data[start:start + name_len].decode()
-        except UnicodeDecodeError:
-            break
-        frame = data[start + name_len:end]
-        if frame:
-            tables.setdefault(table_id, []).append(frame)
+        body = start + name_len + (SEQ.size if flagged & HAS_SEQ else 0)
+        if not 0 < name_len <= MAX_ID or body > end or length > MAX_RECORD or end > size or \
+                crc32(data[start:end]) != crc:
+            return None
+        if end > body and (end - body < FRAME.size or unpack_frame(data, body)[0] != end - body - FRAME.size):
+            return None  # the CRC holds, but not where the id ends: its length was changed
+        raw = data[start:start + name_len]
+        table_id = names.get(raw)
+        if table_id is None:
+            try:
+                table_id = names[raw] = raw.decode()
+            except UnicodeDecodeError:
+                return None
+        unsequenced = unsequenced or not flagged & HAS_SEQ
+        if end > body:
+            frames = tables.get(table_id)
+            if frames is None:
+                frames = tables[table_id] = []
+            frames.append(data[body:end])
         else:
             tables.pop(table_id, None)
         pos = end
-    return LogRead(tables, pos < len(data), pos)
+    return LogRead(tables, False, pos, unsequenced=unsequenced) if pos == size else None
+
+
+def _damaged(data: bytes) -> LogRead:
+    """The log, with its damaged regions and torn tail (see ``read_log``)."""
+    items, valid = _scan(data)
+    after_of: dict[int, dict[str, tuple[int | None, bool]]] = {}  # each region: each table's next entry after it
+    following: dict[str, tuple[int | None, bool]] = {}
+    for n in range(len(items) - 1, -1, -1):
+        item = items[n]
+        if isinstance(item, Damage):
+            after_of[n] = dict(following)
+        else:
+            following[item[0]] = (item[1], bool(item[2]))
+    tables: dict[str, list[bytes]] = {}
+    expected: dict[str, int | None] = {}  # each live table's next seq (None: its entries have none)
+    seen: set[str] = set()
+    damaged: list[Damage] = []
+    unsequenced = False
+    for n, item in enumerate(items):
+        if isinstance(item, Damage):
+            after = after_of[n]
+            candidates = {**{t: s - 1 for t, (s, _) in after.items() if t not in seen and s}, **expected}
+            owner, _, alone = _owner(data[item.start:item.end], candidates)
+            if owner is not None:
+                _add(item, owner)
+            for table_id, wanted in ({} if alone else expected).items():  # alone: no other table lost anything
+                if table_id in after:
+                    seq, record = after[table_id]
+                    if record and (seq is None or wanted is None or seq != wanted):
+                        _add(item, table_id)  # records of it are missing (or cannot be shown whole)
+                elif owner is None:
+                    _add(item, table_id)  # no entry after it: its last ones may be in the damage
+            damaged.append(item)
+            continue
+        table_id, seq, frame = item
+        unsequenced = unsequenced or seq is None
+        if damaged and seq and table_id not in seen and frame:
+            _add(damaged[-1], table_id)  # its first records were lost: in the last damage, or before
+        seen.add(table_id)
+        if frame:
+            tables.setdefault(table_id, []).append(frame)
+            expected[table_id] = None if seq is None else seq + 1
+        else:
+            tables.pop(table_id, None)
+            expected.pop(table_id, None)
+    tail = data[valid:]
+    owner, whole, _ = _owner(tail, expected) if tail else (None, False, False)
+    crash = not whole and (len(tail) < ENTRY.size or ENTRY.size + ENTRY.unpack_from(tail)[0] > len(tail) or
+                           tail.endswith(bytes(8)))  # cut short, or zeros where its last page was not written
+    if tail and not crash and owner is not None:  # a whole last entry failing its check: damage, not a torn tail
+        damaged.append(Damage(valid, len(data), [owner]))
+        valid = len(data)
+    return LogRead(tables, valid < len(data), valid, damaged, [owner] if owner and valid < len(data) else [],
+                   unsequenced, crash)
 
 
 def decode_frames(frames: list[bytes], where: str) -> list[Record]:

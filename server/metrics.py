@@ -7,8 +7,9 @@ a step takes well under one) and are exported in seconds, as Prometheus expects.
 Per-frame figures (frames and bytes in and out) are plain integers in ``traffic``, bumped on the hot
 path, and turned into counters only when scraped: a prometheus_client counter takes a lock per
 ``inc``, which at tens of thousands of frames a second would cost more than the frames themselves.
-Tables by game and state and open connections are read from the lobby at scrape time (``render``), and so
-is the number of trio tasks alive in the process (a leak of tasks shows there first).
+Tables by game and state, stopped tables and open connections are read from the lobby at scrape time
+(``render``), and so are the number of trio tasks alive in the process (a leak of tasks shows there first) and
+the loop's lateness.
 """
 
 from __future__ import annotations
@@ -126,10 +127,13 @@ def live_tasks() -> int:
 class _Live:
     """What is true at scrape time: open connections, trio tasks, tables by game and state."""
 
-    def __init__(self, connections: int, tables: Iterable[TableSummary]) -> None:
+    def __init__(self, connections: int, tables: Iterable[TableSummary], stopped: int = 0,
+                 loop_lag_s: float = 0.0) -> None:
         self.connections = connections
         self.tasks = live_tasks()
         self.tables = Tally((t["game"], t["state"]) for t in tables)
+        self.stopped = stopped
+        self.loop_lag_s = loop_lag_s
 
     def collect(self) -> Iterator[Metric]:
         yield GaugeMetricFamily("parsimonia_connections", "Open WebSocket connections.", value=self.connections)
@@ -138,10 +142,15 @@ class _Live:
         for (game, state), n in sorted(self.tables.items()):
             tables.add_metric([game, state], n)
         yield tables
+        yield GaugeMetricFamily("parsimonia_tables_stopped", "Tables stopped because their journal failed "
+                                "(server/health.py).", value=self.stopped)
+        yield GaugeMetricFamily("parsimonia_loop_lag_seconds", "How late the event loop last woke a task "
+                                "that sleeps a fixed period (server/health.py).", value=self.loop_lag_s)
 
 
-def render(connections: int, tables: Iterable[TableSummary]) -> bytes:
-    """The scrape: ``tables`` are the lobby's summaries (``game``, ``state``), read now."""
+def render(connections: int, tables: Iterable[TableSummary], stopped: int = 0, loop_lag_s: float = 0.0) -> bytes:
+    """The scrape: ``tables`` are the lobby's summaries (``game``, ``state``), read now; ``stopped``: how many
+    tables their journal's failure stopped; ``loop_lag_s``: the loop's lateness (``server.health.LoopWatch``)."""
     live = CollectorRegistry()
-    live.register(_Live(connections, tables))
+    live.register(_Live(connections, tables, stopped, loop_lag_s))
     return generate_latest(_REGISTRY) + generate_latest(live)

@@ -3,23 +3,26 @@ could not be trusted.
 
     DIR/log                       the log (``server/journal.py``): every unfinished table's records
     DIR/replays/<table>.journal   a finished game: ``parsimonia replay`` re-runs it
-    DIR/corrupt/<table>.journal   a table's records that failed their checks, set aside for a person to look at
+    DIR/corrupt/<table>.journal   records that failed their checks, for a person to look at (``.damaged``: the
+                                  log's damaged bytes that cost the table records; ``log-MS``: a damaged log)
     DIR/clock                     the server time at the last heartbeat
     DIR/ids                       a table number above every one handed out: none is ever given twice
     DIR/lock                      the pid of the one process using (and flock-ing) the directory (``server.dirlock``)
     DIR/tables/<table>.journal    a per-table journal of a server before the shared log: recovered on start,
                                   moved into the log, then removed (with the directory once empty)
 
-On start (``recover``) the log is read, the tables found are checked, and the log is compacted to them: a
-torn or garbage tail is gone, and so are finished tables' records.
+On start (``recover``) the log is read (``read_log``), its tables checked, and a log holding more than whole
+entries compacted, a damaged one kept first.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from server import logs
 from server.aside import set_aside_strangers
@@ -27,6 +30,7 @@ from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Record, Syncer, decode_frames, encode_record,
                             read_journal, read_table, write_file)
+from server.journal_format import Damage
 
 _ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
 IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)
@@ -124,17 +128,35 @@ class DataDir:
         return os.listdir(path) if os.path.isdir(path) else []
 
     def recover(self) -> list[Recovered]:
-        """Every unfinished table's records, oldest table first; the log compacted to them. Tables whose records
-        cannot be trusted are set aside."""
+        """Every unfinished table's records, oldest table first; the log compacted to them if it holds anything
+        else but whole entries. Tables whose records cannot be trusted are set aside; a log with damage, or with a
+        tail that a crash does not leave (a whole entry failing its check), is kept (``corrupt/log-MS``) first."""
         frames = self._recover_legacy()
+        legacy = bool(frames) or bool(self._listdir(self.legacy))
         read = self.syncer.read()
+        if read.damaged or (read.torn and not read.cut_short):  # not just what a crash leaves: kept for a person
+            self._keep_log(read.damaged)
         if read.torn:
             self.log.warning("log_torn_tail_dropped", kept_bytes=read.valid_bytes,
-                             dropped_bytes=os.path.getsize(self.log_path) - read.valid_bytes)
+                             dropped_bytes=os.path.getsize(self.log_path) - read.valid_bytes,
+                             tables=read.torn_tables)
         frames.update(read.tables)
         self._seen = list(frames)
+        hit = read.hit
+        for table_id in hit:  # named even if nothing of it is whole: its number stays taken
+            if table_id not in self._seen:
+                self._seen.append(table_id)
         out = []
-        for table_id in sorted(frames, key=lambda t: (len(t), t)):
+        for table_id in sorted(set(frames) | set(hit), key=lambda t: (len(t), t)):
+            if table_id in hit and os.path.isfile(os.path.join(self.replays, f"{table_id}.journal")):
+                frames.pop(table_id, None)  # it finished: its replay file, written before its end entry, holds it
+                self.log.warning("log_damage_in_finished_table", table=table_id)
+                continue
+            if table_id in hit:
+                where = ", ".join(f"{d.start}-{d.end}" for d in hit[table_id])
+                self._write_aside(table_id, frames.pop(table_id, []),
+                                  f"records lost in damaged bytes {where} of the log", hit[table_id])
+                continue
             try:
                 records = decode_frames(frames[table_id], f"{table_id} in the log")
                 if records[0].get("k") != "table":
@@ -143,7 +165,9 @@ class DataDir:
                 self._write_aside(table_id, frames.pop(table_id), str(exc))
                 continue
             out.append(Recovered(table_id, records))
-        self.syncer.compact(frames)
+        if legacy or read.torn or read.damaged or read.unsequenced or set(read.tables) - set(frames):
+            self.syncer.compact(frames)  # else it holds just what it should: finished tables' leftovers wait for
+            # the first checkpoint, which runs between rounds, not before the server listens
         self._frames = frames
         for name in self._listdir(self.legacy):
             if _ID.match(name):
@@ -151,6 +175,26 @@ class DataDir:
         if os.path.isdir(self.legacy) and not os.listdir(self.legacy):
             os.rmdir(self.legacy)
         return out
+
+    def _keep_log(self, damaged: list[Damage]) -> None:
+        """The log as found, kept in ``corrupt/`` (a second name for the file: the compaction that follows
+        writes a new one), made durable before it, with one line."""
+        ms = time.time_ns() // 1_000_000
+        while os.path.lexists(kept := os.path.join(self.corrupt, f"log-{ms}")):
+            ms += 1  # a second start within the same ms keeps its own
+        try:
+            os.link(self.log_path, kept)
+        except OSError:  # a filesystem without hard links
+            shutil.copyfile(self.log_path, kept)
+            with open(kept, "rb") as f:
+                os.fsync(f.fileno())
+        directory = os.open(self.corrupt, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+        self.log.error("log_damaged_kept", kept=os.path.relpath(kept, self.root),
+                       damaged=[f"{d.start}-{d.end}" for d in damaged])
 
     def _recover_legacy(self) -> dict[str, list[bytes]]:
         """The per-table journals of a server before the shared log, as frames for the log."""
@@ -178,9 +222,19 @@ class DataDir:
         self._write_aside(table_id, self._frames.pop(table_id, []), why)
         self.syncer.drop(table_id)
 
-    def _write_aside(self, table_id: str, frames: list[bytes], why: str) -> None:
+    def _write_aside(self, table_id: str, frames: list[bytes], why: str,
+                     damaged: Sequence[Damage] = ()) -> None:
+        """``corrupt/<table>.journal``: the table's whole records; ``corrupt/<table>.damaged``: the bytes of the
+        damaged regions of the log that cost it records, one after the other."""
         name = f"{table_id}.journal"
         write_file(os.path.join(self.corrupt, name), frames)
+        if damaged:
+            with open(self.log_path, "rb") as f:
+                regions = []
+                for region in damaged:
+                    f.seek(region.start)
+                    regions.append(f.read(region.end - region.start))
+            write_file(os.path.join(self.corrupt, f"{table_id}.damaged"), regions)
         self.log.error("journal_set_aside", journal=name, why=why)
 
     def start_ms(self, recovered: list[Recovered]) -> int:

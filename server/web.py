@@ -1,6 +1,7 @@
 """What the server answers over plain HTTP, on the WebSocket's port.
 
-* ``GET /healthz``: 200, ``{"status": "ok", "uptime_ms", "tables", "connections"}``.
+* ``GET /healthz``: 200 ``{"status": "ok", "uptime_ms", "tables", "connections", ...}``, or 503 ``"unhealthy"``
+  with ``reasons`` (``server.health``).
 * ``GET /metrics``: the Prometheus text format (``server.metrics``); on a cluster, of this worker's tables.
 * ``GET /cluster``: on a cluster, every live worker (``worker``, ``url``, ``tables``, ``connections``) as this
   worker's copy of the directory has them, and whether Redis answered its last beat; 404 on a lone server.
@@ -24,6 +25,7 @@ import h11
 import trio
 
 from server import metrics, static
+from server.health import of_server
 from server.transport.http import Gate, Response, text
 
 if TYPE_CHECKING:
@@ -63,7 +65,9 @@ class Web:
         if path == "/metrics":
             assert self.server.lobby is not None
             # this process's own tables: on a cluster, each worker is scraped on its own port, and the sums add up
-            body = metrics.render(len(self.server.connections), self.server.lobby.own_summaries())
+            health = of_server(self.server)
+            body = metrics.render(len(self.server.connections), self.server.lobby.own_summaries(),
+                                  len(health.stopped), health.loop_lag_ms / 1000)
             return Response(200, body, metrics.CONTENT_TYPE, list(NO_STORE))
         if path == "/cluster":
             if self.server.cluster is None:
@@ -74,8 +78,12 @@ class Web:
     def _health(self) -> Response:
         server = self.server
         assert server.lobby is not None
-        return _json({"status": "ok", "uptime_ms": int((trio.current_time() - server.started) * 1000),
-                      "tables": len(server.lobby.tables), "connections": len(server.connections)})
+        health = of_server(server)
+        return _json({"status": "ok" if health.ok else "unhealthy",
+                      "uptime_ms": int((trio.current_time() - server.started) * 1000),
+                      "tables": len(server.lobby.tables), "connections": len(server.connections),
+                      "reasons": health.reasons, "stopped": health.stopped, "loop_lag_ms": health.loop_lag_ms},
+                     200 if health.ok else 503)
 
     async def _connections(self, request: h11.Request) -> Response:
         if self.server.config.admin_token is None:
@@ -91,5 +99,5 @@ class Web:
         return _json({"connections": [c.summary() for c in self.server.connections.values()]})
 
 
-def _json(value: dict[str, Any]) -> Response:
-    return Response(200, json.dumps(value, separators=(",", ":")).encode(), "application/json", list(NO_STORE))
+def _json(value: dict[str, Any], status: int = 200) -> Response:
+    return Response(status, json.dumps(value, separators=(",", ":")).encode(), "application/json", list(NO_STORE))

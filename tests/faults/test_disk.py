@@ -6,6 +6,7 @@ everything that was acknowledged, and the stopped games finish."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import trio
 
 from tests.faults.campaign import KILL_S, Game, Run
 from tests.faults.conftest import FULL
+from tests.faults.wsclient import http_get
 from tests.server.conftest import connect
 from tests.server.test_crash import until_up
 
@@ -165,6 +167,12 @@ async def test_a_full_data_directory_stops_every_table_and_after_freeing_space_a
                 refused = await late.request("create", game="parsimonia", seats=2)
                 assert refused["type"] == "error" and "No space left on device" in refused["message"], refused
             assert server.returncode is None
+            status, body = await http_get(run.port, "/healthz")  # and its health says so, and which tables
+            health = json.loads(body)
+            assert status == 503 and health["status"] == "unhealthy", health
+            assert sorted(health["stopped"]) == sorted([waiting, *(game.table for game in games)])
+            assert any("No space left on device" in why for why in health["reasons"])
+            assert any(why.startswith("the disk is full") for why in health["reasons"])
 
             ballast.unlink()  # space freed: the operator restarts the server
             await run.procs.kill(server)
@@ -174,6 +182,7 @@ async def test_a_full_data_directory_stops_every_table_and_after_freeing_space_a
             async with connect(SimpleNamespace(port=run.port), "after") as after:
                 listed = {t["table"]: t for t in (await after.request("tables"))["tables"]}
                 assert listed[waiting]["state"] == "waiting" and listed[waiting]["taken"] == 1
+            assert (await http_get(run.port, "/healthz"))[0] == 200
     finally:
         await run.procs.kill_all()
     for game in games:

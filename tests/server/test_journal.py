@@ -118,12 +118,24 @@ def test_a_last_record_cut_at_any_byte_is_dropped_and_reported_torn(tmp_path):
     assert read.records == RECORDS[:-1] and read.torn is False and read.valid_bytes == last
 
 
-def test_a_last_record_whose_payload_was_half_overwritten_counts_as_torn(tmp_path):
+def test_a_last_record_whose_payload_was_half_zeroed_counts_as_torn(tmp_path):
+    """A power cut: the file grew, the record's last page never came."""
     path = tmp_path / "t1.journal"
     starts = write_records(path, RECORDS)
-    flip(path, path.stat().st_size - 1)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:starts[-1] + 12] + bytes(len(whole) - starts[-1] - 12))
     read = read_journal(str(path))
     assert read.records == RECORDS[:-1] and read.torn is True and read.valid_bytes == starts[-1]
+
+
+def test_a_whole_last_record_with_a_flipped_byte_is_corrupt_not_torn(tmp_path):
+    """No crash writes a whole record that fails its check: a replay file's last record (its result) changed is
+    refused, not read as an unfinished game."""
+    path = tmp_path / "t1.journal"
+    write_records(path, RECORDS)
+    flip(path, path.stat().st_size - 1)
+    with pytest.raises(JournalCorrupt, match="checksum"):
+        read_journal(str(path))
 
 
 @pytest.mark.parametrize("middle", [1, 3])
@@ -191,13 +203,16 @@ def test_a_log_entry_cut_at_any_byte_loses_only_that_entry(tmp_path):
 
 
 @pytest.mark.parametrize("at", [0, 5, 9, 20])
-def test_a_flipped_byte_in_the_log_loses_that_entry_and_everything_after_it(tmp_path, at):
+def test_a_flipped_byte_in_the_middle_of_the_log_is_damage_to_its_table_and_reading_goes_on(tmp_path, at):
     path = tmp_path / "log"
     entries = [encode_entry("t1", encode_record(r)) for r in RECORDS]
     path.write_bytes(b"".join(entries))
-    flip(path, len(entries[0]) + len(entries[1]) + at)
+    start = len(entries[0]) + len(entries[1])
+    flip(path, start + at)
     read = read_log(str(path))
-    assert read.torn and read.tables["t1"] == [encode_record(r) for r in RECORDS[:2]]
+    assert not read.torn and [(d.start, d.end, d.tables) for d in read.damaged] == [
+        (start, start + len(entries[2]), ["t1"])]
+    assert read.tables["t1"] == [encode_record(r) for i, r in enumerate(RECORDS) if i != 2]
 
 
 def test_no_log_is_an_empty_log(tmp_path):
@@ -238,7 +253,7 @@ async def test_appends_made_while_a_sync_runs_share_the_next_sync(tmp_path):
     await run_journal(syncer, journal, work)
     assert syncer.rounds == 2 < 100
     assert len(calls) == 2
-    assert calls[1] == sum(len(encode_entry("t1", encode_record({"k": "tick", "at": n}))) for n in range(1, 100))
+    assert calls[1] == sum(len(encode_entry("t1", encode_record({"k": "tick", "at": n}), n)) for n in range(1, 100))
     assert durable_at == [1] + [2] * 99
     assert [r["at"] for r in read_table(syncer.path, "t1")] == list(range(100))
 

@@ -168,6 +168,14 @@ def test_a_damaged_journal_or_a_missing_file_fails_with_status_1(journal, tmp_pa
                                                       "record at its start"])
 
 
+def test_a_flipped_byte_in_the_recorded_result_fails_rather_than_replaying_as_unfinished(journal):
+    data = bytearray(journal.read_bytes())
+    data[-3] ^= 0x01  # in the last record: the end, with the result
+    journal.write_bytes(bytes(data))
+    status, lines = replay(journal)
+    assert status == 1 and lines[0].startswith("REPLAY FAILED") and "checksum" in lines[0]
+
+
 # ------------------------------------------------------------------ unfinished games
 
 

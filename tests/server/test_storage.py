@@ -3,6 +3,7 @@ finished games, and where the server clock and the table numbers start again."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -156,7 +157,7 @@ async def test_a_torn_tail_of_the_log_is_dropped_and_the_log_grows_after_it(star
                                                           "command": {"type": "vote_end", "agree": True}}]
 
 
-def test_garbage_in_the_log_loses_only_what_follows_the_last_good_entry(tmp_path):
+def test_a_flipped_byte_costs_only_its_table_and_a_garbage_tail_only_itself(tmp_path, captured_logs):
     data = layout(tmp_path)
     good = write_log(data.log_path, {"t1": table_records("t1"), "t2": table_records("t2")})
     with open(data.log_path, "r+b") as f:  # a byte flipped in t2's third record
@@ -164,15 +165,22 @@ def test_garbage_in_the_log_loses_only_what_follows_the_last_good_entry(tmp_path
         f.write(b"\xff")
     with open(data.log_path, "ab") as f:
         f.write(os.urandom(300))
+    original = open(data.log_path, "rb").read()
     read = read_log(data.log_path)
     assert read.torn and read.tables["t1"] == [encode_record(r) for r in table_records("t1")]
-    assert len(read.tables["t2"]) < len(table_records("t2"))
+    assert list(read.hit) == ["t2"]
     data = DataDir(str(tmp_path))
     try:
-        assert [r.table_id for r in data.recover()] == ["t1", "t2"]
-        assert not read_log(data.log_path).torn  # compacted to what was good
+        assert [r.table_id for r in data.recover()] == ["t1"]
+        assert not read_log(data.log_path).torn and in_log(data) == ["t1"]  # compacted to what was good
     finally:
         data.close()
+    kept = [n for n in names(data.corrupt) if n.startswith("log-")]
+    assert names(data.corrupt) == [*kept, "t2.damaged", "t2.journal"] and len(kept) == 1
+    assert open(os.path.join(data.corrupt, kept[0]), "rb").read() == original
+    assert len(read_journal(os.path.join(data.corrupt, "t2.journal")).records) == len(table_records("t2")) - 1
+    events = [json.loads(line)["event"] for line in captured_logs.getvalue().splitlines()]
+    assert events.count("journal_set_aside") == 1 and "log_damaged_kept" in events
 
 
 def test_a_table_whose_end_entry_is_in_the_log_is_not_recovered(tmp_path):

@@ -179,8 +179,8 @@ async def test_a_log_past_its_size_is_compacted_to_the_live_tables_records(tmp_p
     assert list(read.tables) == ["t1"] and not read.torn
     assert read_table(syncer.path, "t1") == [{"k": "tick", "at": n} for n in range(100)] + \
         [{"k": "tick", "at": 100}] * (len(read.tables["t1"]) - 100)
-    kept = sum(len(encode_entry("t1", frame)) for frame in read.tables["t1"])
-    assert os.path.getsize(syncer.path) <= kept + len(encode_entry("t2", b""))  # t2's records are gone
+    kept = sum(len(encode_entry("t1", frame, n)) for n, frame in enumerate(read.tables["t1"]))
+    assert os.path.getsize(syncer.path) <= kept + len(encode_entry("t2", b"", 100))  # t2's records are gone
     assert not (tmp_path / "log.new").exists()
 
 
