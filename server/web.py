@@ -7,6 +7,8 @@
 * ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
   ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
   admin token at all).
+* ``GET /replay/<table id>``: the replay page (``replay.html`` of the built client), which asks for the table's
+  steps over the WebSocket (``replay``, ``server.replay_steps``).
 * anything else: a static file (``server.static``): read in a worker thread the first time, then answered from
   memory.
 
@@ -17,6 +19,7 @@ connections' public summaries.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import h11
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from server.app import Server
 
 NO_STORE = [("cache-control", "no-store")]
+REPLAY_PAGE = re.compile(r"/replay/[A-Za-z0-9_.-]{1,64}")
 
 
 class Web:
@@ -46,7 +50,8 @@ class Web:
         response = self.answer(request) if gate is None else await gate(lambda: self.answer(request))
         if response is not None:
             return response
-        return await trio.to_thread.run_sync(static.load, self.root, request.target.decode("ascii", "replace"))
+        target = _static_target(request.target.decode("ascii", "replace"))
+        return await trio.to_thread.run_sync(static.load, self.root, target)
 
     def answer(self, request: h11.Request) -> Response | None:
         """The answer to ``request``, None for a static file that must be read first."""
@@ -65,7 +70,7 @@ class Web:
             if self.server.cluster is None:
                 return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
             return _json(self.server.cluster.describe())
-        return static.known(self.root, target)
+        return static.known(self.root, _static_target(target))
 
     def _health(self) -> Response:
         server = self.server
@@ -85,6 +90,11 @@ class Web:
         if self.server.cluster is not None:  # every worker's
             return _json({"connections": await self.server.cluster.connections()})
         return _json({"connections": [c.summary() for c in self.server.connections.values()]})
+
+
+def _static_target(target: str) -> str:
+    """The file a request names: ``/replay/<table id>`` is the replay page (it reads the id from its address)."""
+    return "/replay.html" if REPLAY_PAGE.fullmatch(target.split("?", 1)[0]) else target
 
 
 def _json(value: dict[str, Any]) -> Response:
