@@ -7,8 +7,9 @@ the game over gives any step: a running table's replay is refused before its rec
 do not reach the end give nothing, so nothing hidden leaves the server before the game is over.
 
 A fold runs in a worker thread, one at a time for the whole server, and its steps are kept encoded in a cache
-bounded in bytes (least recently used out): paging through a game folds it once. A connection waits for its page
-before its next message is read. A page holds at most ``REPLAY_PAGE`` steps and ``HISTORY_PAGE_BYTES`` bytes
+bounded in bytes (least recently used out): paging through a game folds it once. An address's folds may take
+``FOLD_MS_PER_S`` of CPU a second on average (``FOLD_BURST_S`` of it at once); past it, a game not in the cache is
+refused (``rate_limited``). A connection waits for its page before its next message is read. A page holds at most ``REPLAY_PAGE`` steps and ``HISTORY_PAGE_BYTES`` bytes
 (the first page's ``static`` counted in; at least one step), a step's views left out when they are the same as
 the step before's on that page.
 """
@@ -19,12 +20,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import time
+
 import msgpack
 import trio
 
 from protocol.errors import ProtocolError
 from protocol.messages import HISTORY_PAGE_BYTES, REPLAY_PAGE
 from server.games import Event
+from server.limits import AddressBuckets
 from server.journal_format import Record
 from server.match import OVER, Match
 from server.session import Session
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
     from server.lobby import Lobby
 
 CACHE_BYTES = 64 << 20
+FOLD_MS_PER_S = 100.0  # an address's folds: a tenth of a core on average ...
+FOLD_BURST_S = 20.0  # ... and 2 s of CPU at once (a 2-hour Parsimonia game folds in 0.2-0.4 s)
 
 _pack = msgpack.Packer(use_bin_type=True).pack
 
@@ -98,6 +104,13 @@ def fold(records: list[Record]) -> Folded | None:
     return Folded(match.game_name, _pack(match.static), steps, size)
 
 
+def _timed_fold(records: Records) -> tuple[Folded | None, float]:
+    """``fold`` of the records (read here too), and the CPU ms this thread spent on both."""
+    started = time.thread_time()
+    folded = fold(records())
+    return folded, (time.thread_time() - started) * 1000
+
+
 class Replays:
     """The folded games asked about lately, least recently used first out."""
 
@@ -106,21 +119,34 @@ class Replays:
         self.size = 0
         self._kept: OrderedDict[str, Folded] = OrderedDict()
         self._folding = trio.CapacityLimiter(1)  # one fold at a time: replays may not take the server
+        self.budget = AddressBuckets(FOLD_MS_PER_S, FOLD_BURST_S)  # each address's CPU ms for folds
         self.folds = 0
 
-    async def folded(self, table_id: str, records: Records) -> Folded | None:
+    async def folded(self, table_id: str, records: Records, address: str) -> Folded | None:
+        """The table's steps, folded for ``address`` if no one has lately (``rate_limited`` past its budget)."""
         kept = self._kept.get(table_id)
         if kept is None:
+            if not self.budget.has(address, trio.current_time()):
+                raise ProtocolError("rate_limited", "this address has had many games replayed lately: ask again in "
+                                    "a few seconds (a game replayed lately comes at once)")
             async with self._folding:
                 kept = self._kept.get(table_id)  # another request may have folded it meanwhile
                 if kept is None:
-                    kept = await trio.to_thread.run_sync(lambda: fold(records()))
+                    kept, cpu_ms = await trio.to_thread.run_sync(_timed_fold, records)
+                    self._charge(address, cpu_ms)
                     self.folds += 1
                     if kept is None:
                         return None
                     self._keep(table_id, kept)
         self._kept.move_to_end(table_id)
         return kept
+
+    def _charge(self, address: str, cpu_ms: float) -> None:
+        """Take the fold's CPU (at least 1 ms) from the address's budget, down to nothing left."""
+        now = trio.current_time()
+        left = self.budget.left(address, now)
+        available = self.budget.rate * self.budget.burst_s if left is None else left
+        self.budget.take(address, min(max(1.0, cpu_ms), available), now)
 
     def _keep(self, table_id: str, folded: Folded) -> None:
         self._kept[table_id] = folded

@@ -175,7 +175,8 @@ async def _history(conn: Connection, msg: HistoryRequest, re: int | None) -> Non
 async def _replay(conn: Connection, msg: HistoryRequest, re: int | None) -> None:
     table_id = msg["table"]
     try:
-        folded = await conn.server.replays.folded(table_id, replay_steps.records_of(conn.lobby, table_id))
+        records = replay_steps.records_of(conn.lobby, table_id)
+        folded = await conn.server.replays.folded(table_id, records, conn.address)
         if folded is None:  # its records do not reach the end yet: its replay file is being written
             raise ProtocolError("unavailable", f"the replay of {table_id} is being written: ask again shortly")
     except ProtocolError as err:

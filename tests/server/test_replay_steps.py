@@ -10,6 +10,7 @@ import trio
 
 from protocol.messages import HISTORY_PAGE_BYTES, check_server
 from server.journal import encode_record, write_file
+from server.limits import AddressBuckets
 from server.match import Match
 from server.replay_steps import fold, page
 from server.session import Session
@@ -132,6 +133,25 @@ async def test_a_game_finished_before_a_restart_replays_from_its_replay_file(aut
     assert [s["event"]["type"] for s in answer["steps"]] == ["game_started", "chose", "chose", "revealed", "result"]
     assert broken["code"] == "internal" and outside["code"] == "no_such_table"
     assert unfinished["code"] == "unavailable" and "steps" not in unfinished
+
+
+async def test_an_address_that_had_many_games_folded_waits_but_gets_those_folded_at_once(
+        autojump_clock, start_server, toy, tmp_path) -> None:
+    (tmp_path / "replays").mkdir()
+    for table in ("t8", "t9"):
+        _, records = toy_records(toy.NAME, table)
+        write_file(str(tmp_path / "replays" / f"{table}.journal"), [encode_record(r) for r in records])
+    server = await start_server(data_dir=str(tmp_path))
+    server.replays.budget = AddressBuckets(rate=1.0, burst_s=1.0)  # 1 ms of folding at once, 1 ms a second
+    async with connect(server) as client, connect(server) as other:
+        first = await client.request("replay", table="t9", after=0)
+        second = await other.request("replay", table="t8", after=0)  # the same address: its budget is spent
+        again = await other.request("replay", table="t9", after=2)  # folded already: no CPU to spend
+        await trio.sleep(5)
+        later = await other.request("replay", table="t8", after=0)
+    assert first["type"] == "replay" and again["type"] == "replay" and later["type"] == "replay"
+    assert second["code"] == "rate_limited" and "steps" not in second
+    assert server.replays.folds == 2
 
 
 async def test_a_table_of_a_server_without_journals_has_no_replay(autojump_clock, server, toy) -> None:

@@ -9,7 +9,7 @@ import { valueText } from "../games/generic";
 import { gameModule } from "../games/index";
 import { SPEEDS, loadReplay, pictureAt, stepAt, turnStarts, type Replay } from "./steps";
 
-const RETRIES = 10; // `unavailable`: the replay file is being written; asked again a second later
+const RETRIES = 8; // `unavailable` or `rate_limited`: asked again after 1, 2, ... 8 s
 const TICK_MS = 50;
 
 export function ReplayPage(props: { table: string }) {
@@ -26,7 +26,11 @@ export function ReplayPage(props: { table: string }) {
           if (live) setReplay(r);
           return;
         } catch (e: any) {
-          if (e?.code === "unavailable" && attempt < RETRIES) { await new Promise((ok) => setTimeout(ok, 1000)); continue; }
+          // the replay file is being written, or this address had many games replayed lately: a little later
+          if ((e?.code === "unavailable" || e?.code === "rate_limited") && attempt < RETRIES) {
+            await new Promise((ok) => setTimeout(ok, 1000 * (attempt + 1)));
+            continue;
+          }
           // the server's own words: "table: t3 is running: its replay opens once its game is over"
           if (live) setProblem(e?.code === "bad_field" ? String(e.message).replace(/^bad_field: table: /, "Table ") : errorText(e));
           return;
