@@ -1,26 +1,22 @@
-"""A finished game, step by step, for the replay page: the ``replay`` request.
+"""A finished game, step by step: the ``replay`` request.
 
-A step is one event of the table in full (no seat's part redacted), with the views as they stood once it was
-made: the public part and every seat's private part. They come from the table's records folded through
-``Match.replay`` (the code that played them), so they are what the seats were shown. Only a fold that ends with
-the game over gives any step: a running table's replay is refused before its records are read, and records that
-do not reach the end give nothing, so nothing hidden leaves the server before the game is over.
+A step is one event, whole (nothing redacted), with the public view and every seat's private view as they stood
+once it was made. They come from the table's records folded through ``Match.replay``, so they are what the seats
+were shown. Only a fold that ends with the game over gives anything, and a running table is refused before its
+records are read: nothing hidden leaves the server before the end.
 
-A fold runs in a worker thread, one at a time for the whole server, and its steps are kept encoded in a cache
-bounded in bytes (least recently used out): paging through a game folds it once. An address's folds may take
-``FOLD_MS_PER_S`` of CPU a second on average (``FOLD_BURST_S`` of it at once); past it, a game not in the cache is
-refused (``rate_limited``). A connection waits for its page before its next message is read. A page holds at most ``REPLAY_PAGE`` steps and ``HISTORY_PAGE_BYTES`` bytes
-(the first page's ``static`` counted in; at least one step), a step's views left out when they are the same as
-the step before's on that page.
+A fold runs in a worker thread, one at a time, cached encoded (bounded in bytes, oldest use out). An address's
+folds may take ``FOLD_MS_PER_S`` of CPU a second (``FOLD_BURST_S`` of it at once); past it, a game not cached is
+refused (``rate_limited``). A page holds at most ``REPLAY_PAGE`` steps and ``HISTORY_PAGE_BYTES`` bytes
+(``static`` counted; one step at least), views equal to the step before's left out.
 """
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import time
 
 import msgpack
 import trio
@@ -28,8 +24,8 @@ import trio
 from protocol.errors import ProtocolError
 from protocol.messages import HISTORY_PAGE_BYTES, REPLAY_PAGE
 from server.games import Event
-from server.limits import AddressBuckets
 from server.journal_format import Record
+from server.limits import AddressBuckets
 from server.match import OVER, Match
 from server.session import Session
 from server.table import FinishedTable, Records

@@ -7,8 +7,7 @@
 * ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
   ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
   admin token at all).
-* ``GET /replay/<table id>``: the replay page (``replay.html`` of the built client), which asks for the table's
-  steps over the WebSocket (``replay``, ``server.replay_steps``).
+* ``GET /replay/<table>``: the replay page.
 * anything else: a static file (``server.static``): read in a worker thread the first time, then answered from
   memory.
 
