@@ -173,7 +173,8 @@ def records_of(lobby: "Lobby", table_id: str) -> Records:
 def page(table_id: str, folded: Folded, after: int, limit: int, re: int | None) -> bytes:
     """The ``replay`` frame of the steps after seq ``after``: at most ``limit`` steps and ``HISTORY_PAGE_BYTES``
     bytes (``static`` on the first page counted in), always one."""
-    head: dict[str, str | int] = {"type": "replay", "table": table_id, "game": folded.game, "last_seq": len(folded.steps)}
+    head: dict[str, str | int] = {"type": "replay", "table": table_id, "game": folded.game,
+                                  "last_seq": len(folded.steps)}
     if re is not None:
         head["re"] = re
     budget = HISTORY_PAGE_BYTES - (len(folded.static) if after == 0 else 0)
