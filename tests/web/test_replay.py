@@ -13,8 +13,12 @@ import os
 from pathlib import Path
 
 import trio
+from trio_websocket import open_websocket_url
 
+from clients.sdk import call
+from protocol.messages import PROTOCOL_VERSION
 from server.demo import play
+from tests.toy_game import Sealed, installed
 from tests.web.test_browser import CHROMIUM, Served, _require, _run
 
 GAMES = [("parsimonia", 3), ("kupcy", 3), ("gift-of-tulips", 3)]
@@ -32,12 +36,26 @@ async def _play_all(url: str) -> list[dict[str, object]]:
         async with trio.open_nursery() as nursery:
             for game, seats in GAMES:
                 nursery.start_soon(one, game, seats)
-    return sorted(played, key=lambda g: [name for name, _ in GAMES].index(str(g["game"])))
+        ordered = sorted(played, key=lambda g: [name for name, _ in GAMES].index(str(g["game"])))
+        return [*ordered, {"game": Sealed.NAME, "table": await _toy_game(url), "seats": 2}]
+
+
+async def _toy_game(url: str) -> str:
+    """A toy game played to its end by two connections: 7 and 9, sealed, then revealed."""
+    async with open_websocket_url(url) as ann, open_websocket_url(url) as bo:
+        for ws in (ann, bo):
+            await call(ws, "hello", version=PROTOCOL_VERSION, client="replay-test")
+        table: str = (await call(ann, "create", game=Sealed.NAME, seats=2))["table"]
+        for ws, name in ((ann, "Ann"), (bo, "Bo")):
+            await call(ws, "join", table=table, name=name)
+        for ws, value in ((ann, 7), (bo, 9)):
+            await call(ws, "act", table=table, command={"type": "choose", "value": value})
+    return table
 
 
 def test_replay_page(tmp_path: Path) -> None:
     node = _require(browser=True)
-    server = Served(tmp_path, admin=False, sync="write")  # a journal: a finished game's replay file
+    server = Served(tmp_path, admin=False, site=installed(tmp_path / "site"), sync="write")  # a journal: replay files
     try:
         games = trio.run(_play_all, f"ws://127.0.0.1:{server.port}")
         shots = os.environ.get("PARSIMONIA_SCREENSHOTS") or str(tmp_path)
@@ -48,4 +66,4 @@ def test_replay_page(tmp_path: Path) -> None:
         server.stop()
     assert done.returncode == 0, f"e2e failed:\n{done.stdout}\n{done.stderr}"
     assert "e2e: all passed" in done.stdout
-    assert [g["game"] for g in games] == [name for name, _ in GAMES]
+    assert [g["game"] for g in games] == [*(name for name, _ in GAMES), Sealed.NAME]

@@ -1,7 +1,8 @@
 // The replay page (/replay/<table>) in headless Chromium against a real server (started by tests/web/test_replay.py,
 // which played the finished games and passes them in PARSIMONIA_REPLAYS as [{game, table, seats}]): each steps from
-// its first event to its last (next, previous, a step and a turn to jump to, play at 16x), and shows each seat's
-// private view after the end; a running table's replay shows nothing of it. Exit status 0 = pass.
+// its first event to its last (next, previous, a step and a turn to jump to, play at 16x) in its game's view (a game
+// without a web module in the generic one), and shows each seat's private view after the end; a running table's
+// replay shows nothing of it. Exit status 0 = pass.
 import { decode } from "@msgpack/msgpack";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,14 +33,14 @@ const counter = (page) => page.getByTestId("replay-step");
 async function at(page, n) { await page.locator(`[data-testid=replay-step][data-step="${n}"]`).waitFor(); }
 
 /** A private part as the page shows it: each field of the seat's own part, by name. */
-const SEEN = { kupcy: ["ship", "sealed"], "gift-of-tulips": ["hand", "my_secret", "chosen"], parsimonia: [] };
+const SEEN = { kupcy: ["ship", "sealed"], "gift-of-tulips": ["hand", "my_secret", "chosen"], parsimonia: [], "toy-sealed": ["mine"] };
 
 async function replayOf(env, { game, table, seats }) {
   const page = await env.page();
   await page.goto(`${HTTP}/replay/${table}`);
   await page.locator(`main.replay[data-table="${table}"][data-game="${game}"]`).waitFor();
   const steps = Number(await counter(page).getAttribute("data-steps"));
-  check(steps > 3, `${table}: only ${steps} steps`);
+  check(steps >= 5, `${table}: only ${steps} steps`);
   await at(page, 1);
   check(await page.getByTestId("replay-event").getAttribute("data-type") === "game_started", "the first step is not the start");
   await page.getByTestId("replay-next").click();
@@ -96,6 +97,10 @@ async function replayOf(env, { game, table, seats }) {
     step(`${game} ${table}: seat ${seat} saw ${shown.slice(0, 120)}`);
   }
   if (game === "parsimonia") await page.locator(".players .hand").nth(seats - 1).waitFor(); // hands are public there
+  if (game === "toy-sealed") { // a game without a web module: the generic view, the sealed numbers revealed
+    await page.locator("section.generic dd[data-field=numbers]", { hasText: "7, 9" }).waitFor();
+    await page.locator("[data-testid=replay-private] dd[data-field=mine]", { hasText: "9" }).waitFor(); // seat 1's
+  }
   if (game === "kupcy") await page.locator(`[data-testid=replay-private] dd[data-field=ship]`).filter({ hasText: /\S/ }).waitFor();
   await page.getByTestId("replay-seat").selectOption("");
   await page.getByTestId("replay-private").waitFor({ state: "detached" });
