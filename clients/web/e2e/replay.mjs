@@ -102,9 +102,11 @@ async function replayOf(env, { game, table, seats }) {
     await page.locator("[data-testid=replay-private] dd[data-field=mine]", { hasText: "9" }).waitFor(); // seat 1's
   }
   if (game === "kupcy") await page.locator(`[data-testid=replay-private] dd[data-field=ship]`).filter({ hasText: /\S/ }).waitFor();
+  await page.getByTestId("replay-slider").fill(String(Math.ceil(steps / 2))); // mid-game, as the last seat saw it
+  await at(page, Math.ceil(steps / 2));
+  await shot(page, `replay-${game}`);
   await page.getByTestId("replay-seat").selectOption("");
   await page.getByTestId("replay-private").waitFor({ state: "detached" });
-  await shot(page, `replay-${game}`);
 }
 
 async function lobbyLink(env, { table }) {

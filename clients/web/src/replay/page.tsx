@@ -96,7 +96,7 @@ function Player({ replay }: { replay: Replay }) {
           <span class="t" data-testid="replay-clock" title="the game's clock at this event">{clockText(now - start)}</span>
         </div>
         <div class="row">
-          <input type="range" min={1} max={steps.length} value={i + 1} aria-label="event"
+          <input type="range" min={1} max={steps.length} value={i + 1} aria-label="event" data-testid="replay-slider"
             onInput={(e) => { setPlaying(false); go(Number((e.target as HTMLInputElement).value) - 1); }} />
           <label>Event <input type="number" min={1} max={steps.length} value={i + 1} data-testid="replay-goto"
             onChange={(e) => { setPlaying(false); go(Number((e.target as HTMLInputElement).value) - 1); }} /></label>
