@@ -107,6 +107,8 @@ async function replayOf(env, { game, table, seats }) {
   await shot(page, `replay-${game}`);
   await page.getByTestId("replay-seat").selectOption("");
   await page.getByTestId("replay-private").waitFor({ state: "detached" });
+  await page.setViewportSize({ width: 390, height: 844 }); // a phone's screen: no sideways scrolling
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= innerWidth + 1);
 }
 
 async function lobbyLink(env, { table }) {
