@@ -1,7 +1,8 @@
 """The replay page in headless Chromium (``clients/web/e2e/replay.mjs``): a Parsimonia, a Kupcy and a Gift of Tulips
-game played to their end by the reference bots over a real server, each replayed at ``/replay/<table>`` from its first
-event to its last (next, previous, a step and a turn to jump to, play at 16x), with each seat's private view after
-the end; the lobby links a finished table to its replay; a running table's replay says so and shows nothing of it.
+game played to their end by the reference bots over a real server, and a toy game (installed as a package of its
+own: the generic view), each replayed at ``/replay/<table>`` from its first event to its last (next, previous, a step and a turn to jump to, play at 16x), with each seat's private view after
+the end, on a phone's screen too; the lobby links a finished table to its replay; a running table's replay says so
+and shows nothing of it.
 
 It needs what ``make test`` installs (Node, ``npm ci``, the built page, Chromium), as ``test_browser`` does.
 """
