@@ -20,7 +20,8 @@ STAMP := $(VENV)/.installed
 WEB := clients/web
 WEB_DEPS := $(WEB)/node_modules/.package-lock.json
 WEB_STAMP := $(WEB)/.stamp-build
-WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)/vite.config.js $(WEB)/tsconfig.json \
+WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)/replay.html $(WEB)/vite.config.js \
+	$(WEB)/tsconfig.json \
 	$(WEB)/package.json
 CHROMIUM := /usr/bin/chromium
 REDIS_SERVER := /usr/bin/redis-server
@@ -81,7 +82,8 @@ faults: $(STAMP)
 
 # Redraw docs/screenshots/*.png from the browser tests.
 screenshots: $(STAMP) $(WEB_STAMP) chromium
-	PARSIMONIA_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest tests/web/test_browser.py
+	PARSIMONIA_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest tests/web/test_browser.py \
+		tests/web/test_replay.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

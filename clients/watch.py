@@ -3,13 +3,15 @@
 One line per event, stamped with the game time since the start; players by name, deadlines as "in 4:32",
 and the game's own wording when it has one (``clients.games.words_for``). Joining mid-game prints a summary
 of the state first (``--from-start``: every event since the table opened instead, paged with ``history``);
-a table that is already over prints its result. This file knows no game's rules.
+a table that is already over prints its result. The last line is the address of the game's replay page
+(``/replay/<table>`` on the server's port). This file knows no game's rules.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 from typing import Any, Callable
+from urllib.parse import quote, urlsplit
 
 from trio_websocket import open_websocket_url
 
@@ -156,4 +158,12 @@ async def _watch_at(url: str, table: str, out: Callable[[str], None], from_start
                 spectator.on_event(msg)
                 if spectator.static is None and msg["event"].get("type") == "game_started":
                     await ws.send_message(encode(view_request))  # the card table comes with the first view
+    out(f"replay: {replay_url(url, table)}")
     return spectator.result
+
+
+def replay_url(url: str, table: str) -> str:
+    """The replay page of ``table`` on the server at WebSocket ``url``: ``ws://h:p/`` -> ``http://h:p/replay/t1``."""
+    parts = urlsplit(url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return f"{scheme}://{parts.netloc}/replay/{quote(table, safe='')}"

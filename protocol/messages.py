@@ -25,6 +25,7 @@ MAX_LISTED_TABLES = 1024
 MAX_ERROR_MESSAGE = 512
 HISTORY_PAGE = 256  # events in one `history` answer at most (and never more than HISTORY_PAGE_BYTES)
 HISTORY_PAGE_BYTES = 60_000  # under the smallest frame limit a client may have (SPEC.md: 64 KiB)
+REPLAY_PAGE = 256  # steps in one `replay` answer at most (and never more than HISTORY_PAGE_BYTES)
 MAX_LISTED_RATINGS = 256  # ladder rows in one `ratings` answer (about 120 bytes each: well under 64 KiB)
 
 REQUEST_ID = Int(0, 2**31 - 1)
@@ -102,6 +103,7 @@ CLIENT_MESSAGES: dict[str, Record] = {
     ),
     "bulletin": _request({"topic": TOPIC}, {"follow": Bool()}),
     "ratings": _request(optional={"game": GAME}),
+    "replay": _request({"table": TABLE, "after": Int(0, 2**62)}, {"limit": Int(1, REPLAY_PAGE)}),
 }
 
 
@@ -110,6 +112,8 @@ def _reply(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | 
 
 
 HISTORY_ENTRY = Record({"seq": Int(1, 2**62), "time": MILLIS, "event": AnyMap(256)})
+REPLAY_STEP = Record({"seq": Int(1, 2**62), "time": MILLIS, "event": AnyMap(256)},
+                     {"view": AnyMap(256), "private": List(Nullable(AnyMap(256)), MAX_SEATS)})
 STATIC = AnyMap(64)  # a game's static part: what never changes during the game (protocol.views)
 
 RATING_ROW = Record({
@@ -193,6 +197,8 @@ SERVER_REPLIES: dict[str, Record] = {
     "bulletin": _reply({"topic": TOPIC, "version": Int(0, 2**62), "data": Nullable(AnyMap(256))}),
     "pong": _reply({"server_time": MILLIS}, {"rtt_ms": RTT, "rtt_last_ms": RTT}),
     "ratings": _reply({"ratings": List(RATING_ROW, MAX_LISTED_RATINGS), "total": Int(0, 2**62)}),
+    "replay": _reply({"table": TABLE, "game": GAME, "last_seq": Int(0, 2**62), "steps": List(REPLAY_STEP, REPLAY_PAGE)},
+                     {"next": Int(0, 2**62), "static": STATIC}),
 }
 
 SERVER_PUSHES: dict[str, Record] = {

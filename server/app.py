@@ -25,6 +25,7 @@ from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.memory import Trimmer, keep_memory_given_back
 from server.rated_tables import Rater, open_rater
+from server.replay_steps import Replays
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
 from server.transport.http import RECEIVE_BYTES, HttpConnection, Response, text, wants_websocket, websocket_refusal
@@ -127,6 +128,7 @@ class Server:
         self.started = 0.0
         self.rater: Rater | None = None
         self.loop_watch = LoopWatch(stall_s=config.loop_stall_s)  # how late the loop wakes (server/health.py)
+        self.replays = Replays()  # finished games folded for the `replay` request (server/replay_steps.py)
         self.log = logs.get()
 
     def is_admin(self, token: str | None) -> bool:

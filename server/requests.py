@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from protocol import messages
 from protocol.errors import ProtocolError
-from server import history
+from server import history, replay_steps
 from server.journal import JournalCorrupt
 from server.rated_tables import may_rate, rated_name, ratings_reply
 from server.table import REPLAY_LIMIT, ReplayMismatch, Request
@@ -100,6 +100,8 @@ def handle(conn: Connection, raw: dict[str, object]) -> Awaitable[None] | None:
             return _history(conn, cast(HistoryRequest, msg), re)
         elif kind == "ratings":  # the ladder (server/rated_tables.py)
             conn.send(ratings_reply(conn.server.rater, msg, re))
+        elif kind == "replay":  # a finished game, step by step (server/replay_steps.py)
+            return _replay(conn, cast(HistoryRequest, msg), re)
         else:
             assert kind in messages.TABLE_REQUESTS
             table = conn.lobby.get(msg["table"])
@@ -168,6 +170,23 @@ async def _history(conn: Connection, msg: HistoryRequest, re: int | None) -> Non
         conn.fail(ProtocolError("internal", f"the history of {table_id} could not be read"), re)
         return
     conn.send(frame)
+
+
+async def _replay(conn: Connection, msg: HistoryRequest, re: int | None) -> None:
+    table_id = msg["table"]
+    try:
+        records = replay_steps.records_of(conn.lobby, table_id)
+        folded = await conn.server.replays.folded(table_id, records, conn.address)
+        if folded is None:  # its records do not reach the end yet: its replay file is being written
+            raise ProtocolError("unavailable", f"the replay of {table_id} is being written: ask again shortly")
+    except ProtocolError as err:
+        conn.fail(err, re)
+        return
+    except (OSError, JournalCorrupt, ReplayMismatch) as exc:  # its records went missing or bad on disk
+        conn.log.error("replay_unreadable", table=table_id, error=str(exc))
+        conn.fail(ProtocolError("internal", f"the replay of {table_id} could not be read"), re)
+        return
+    conn.send(replay_steps.page(table_id, folded, msg["after"], msg.get("limit", messages.REPLAY_PAGE), re))
 
 
 def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:

@@ -9,6 +9,7 @@
   ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
   admin token at all).
 * ``GET /lobby``, ``GET /admin``: 302 to the page's own address for them (``/``, ``/#admin``).
+* ``GET /replay/<table>``: the replay page.
 * anything else: a static file (``server.static``): read in a worker thread the first time, then answered from
   memory.
 
@@ -19,6 +20,7 @@ connections' public summaries.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import h11
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 NO_STORE = [("cache-control", "no-store")]
 PAGE_ROUTES = {"/lobby": "/", "/admin": "/#admin"}  # typed addresses -> where the page shows them
+REPLAY_PAGE = re.compile(r"/replay/[A-Za-z0-9_.-]{1,64}")
 
 
 class Web:
@@ -50,7 +53,8 @@ class Web:
         response = self.answer(request) if gate is None else await gate(lambda: self.answer(request))
         if response is not None:
             return response
-        return await trio.to_thread.run_sync(static.load, self.root, request.target.decode("ascii", "replace"))
+        target = _static_target(request.target.decode("ascii", "replace"))
+        return await trio.to_thread.run_sync(static.load, self.root, target)
 
     def answer(self, request: h11.Request) -> Response | None:
         """The answer to ``request``, None for a static file that must be read first."""
@@ -73,7 +77,7 @@ class Web:
             if self.server.cluster is None:
                 return text(404, "this server is not a worker of a cluster (parsimonia serve --workers N)\n")
             return _json(self.server.cluster.describe())
-        return static.known(self.root, target)
+        return static.known(self.root, _static_target(target))
 
     def _health(self) -> Response:
         server = self.server
@@ -101,3 +105,8 @@ class Web:
 
 def _json(value: dict[str, Any], status: int = 200) -> Response:
     return Response(status, json.dumps(value, separators=(",", ":")).encode(), "application/json", list(NO_STORE))
+
+
+def _static_target(target: str) -> str:
+    """The file a request names: ``/replay/<table id>`` is the replay page (it reads the id from its address)."""
+    return "/replay.html" if REPLAY_PAGE.fullmatch(target.split("?", 1)[0]) else target

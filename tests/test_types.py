@@ -19,7 +19,7 @@ TYPE_CHECKED = [
     "server/engine_views.py", "server/simulate.py", "server/cluster/worker.py",
     "server/tournament/export.py", "server/tournament/guide.py", "server/tournament/console.py",
     "server/ratings.py", "server/cli_ratings.py", "server/tournament/events.py", "server/rated_tables.py",
-    "server/tournament/ladder.py",
+    "server/tournament/ladder.py", "server/replay_steps.py",
 ]
 
 

@@ -9,7 +9,7 @@ import trio
 from clients.games import words_for
 from clients.players import make_player
 from clients.sdk import BotSession, ServerError, request_once
-from clients.watch import Spectator, watch
+from clients.watch import Spectator, replay_url, watch
 from tests.server.conftest import SHORT, _quiet_server_logs, server, url  # noqa: F401 (fixtures)
 
 NAMES = ["Ada", "Bob"]
@@ -40,8 +40,9 @@ async def test_watching_from_the_start_names_players_and_stamps_game_time(server
     assert any("Bob bids $" in line for line in lines)
     assert any(" resource ($" in line for line in lines)  # cards by type and profit, not by id
     assert not any("seat=" in line or "auction={" in line for line in lines)  # every event in words
-    assert lines[-4].startswith("[   1:00] game over (clock)")  # the 60 s game clock, not server uptime
-    assert lines[-3].startswith("  Ada: $") and lines[-2].startswith("  Bob: $")
+    assert lines[-5].startswith("[   1:00] game over (clock)")  # the 60 s game clock, not server uptime
+    assert lines[-4].startswith("  Ada: $") and lines[-3].startswith("  Bob: $")
+    assert lines[-1] == f"replay: http://127.0.0.1:{server.port}/replay/{table}"
 
 
 async def test_joining_mid_game_prints_a_summary_first(server, autojump_clock):
@@ -54,7 +55,7 @@ async def test_joining_mid_game_prints_a_summary_first(server, autojump_clock):
     assert lines[0] == f"{table}: joined mid-game"
     assert lines[1].startswith("turn ") and "game ends in" in lines[1]
     assert any(line.startswith("  the Company: $") for line in lines[:12])
-    assert lines[-1].startswith("  the Company: $") and result["over"]
+    assert lines[-2].startswith("  the Company: $") and result["over"]
 
 
 async def test_a_late_spectator_from_the_start_reads_the_whole_story_then_follows_live(server, autojump_clock):
@@ -83,13 +84,19 @@ async def test_watching_a_finished_table_prints_the_result_and_returns(server, a
         result = await watch(url(server), table, lines.append)
     assert result.items() <= bots[0].result.items()  # the game's result (the event adds the table's counts)
     assert lines[0].startswith("game over (clock)")
-    assert len(lines) == 1 + 2 + 1  # how it ended, two seats, the Company
+    assert len(lines) == 1 + 2 + 1 + 1  # how it ended, two seats, the Company, where its replay is
+    assert lines[-1].endswith(f"/replay/{table}")
 
 
 async def test_watching_a_table_that_does_not_exist_raises_the_refusal(server):
     with pytest.raises(ServerError) as refused:
         await watch(url(server), "t404", print)
     assert refused.value.code == "no_such_table"
+
+
+def test_the_replay_address_is_the_servers_http_port_with_the_table_quoted():
+    assert replay_url("ws://10.0.0.7:8801/", "w1-t3") == "http://10.0.0.7:8801/replay/w1-t3"
+    assert replay_url("wss://example.org/", "t/1") == "https://example.org/replay/t%2F1"
 
 
 def test_names_come_from_the_view_seats_when_the_server_sends_them():

@@ -45,6 +45,7 @@ MINIMAL = {
     "admin": {"token": "secret", "action": "connections"},
     "bulletin": {"topic": "standings"},
     "ratings": {},
+    "replay": {"table": "t1", "after": 0},
 }
 
 

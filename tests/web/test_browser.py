@@ -57,8 +57,9 @@ def _require(*, browser: bool) -> str:
 class Served:
     """``parsimonia serve`` on 127.0.0.1, port 0, in a child process (with ``redis``: a cluster of 2 workers)."""
 
-    def __init__(self, tmp: Path, admin: bool, site: Path | None = None, redis: Redis | None = None) -> None:
-        argv = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", "off",
+    def __init__(self, tmp: Path, admin: bool, site: Path | None = None, redis: Redis | None = None,
+                 sync: str = "off") -> None:
+        argv = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", sync,
                 "--data", str(tmp / "data")]
         if redis is not None:
             argv += ["--workers", "2", "--redis", redis.url]

@@ -133,6 +133,7 @@ export function Lobby() {
                     held for its players: open your link</span> : null}
                 {t.state === "waiting" && t.taken < t.seats ? <button class="join" onClick={() => join(t.table)}>Join {t.table}</button> : null}
                 <a class="button watch" href={`#watch/${t.table}`}>Watch</a>
+                {t.state === "over" ? <a class="button replay" href={`/replay/${encodeURIComponent(t.table)}`}>Replay</a> : null}
               </td>
             </tr>
           ))}

@@ -4,7 +4,8 @@ import type { Logged } from "../app/conn";
 
 export type Pic = Record<string, any>;
 export type Act = (command: Record<string, any>) => Promise<boolean>;
-export type GameProps = { pic: Pic; legal: Record<string, any>[]; act: Act; table: string };
+/** `log`: the events up to the picture (the replay's); absent, the table's own log as this page received it. */
+export type GameProps = { pic: Pic; legal: Record<string, any>[]; act: Act; table: string; log?: Logged[] };
 export type GameModule = {
   title: string;
   View: (p: GameProps) => any;

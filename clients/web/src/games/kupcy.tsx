@@ -104,7 +104,7 @@ function Market(props: GameProps) {
   const { pic, legal, act, table } = props;
   const m = marketState(pic);
   if (!m) {
-    const last = lastTrade(eventLog(table));
+    const last = lastTrade(props.log ?? eventLog(table));
     if (!last) return null;
     return (
       <section class="panel market k-reveal" aria-label="the last trade" aria-live="polite">
@@ -142,8 +142,8 @@ function Market(props: GameProps) {
   );
 }
 
-function Charter({ pic, legal, act, table }: GameProps) {
-  const strike = strikingCharter(eventLog(table));
+function Charter({ pic, legal, act, table, log }: GameProps) {
+  const strike = strikingCharter(log ?? eventLog(table));
   const debt = pic.debt;
   const pays = legal.filter((c) => c.type === "pay");
   if (!strike && !debt) return null;
