@@ -1,16 +1,16 @@
 """The client half of each game's manifest: what a client needs to show and play a game without its engine (the
-module that puts its events and views into words, its reference players, its currency). Nothing here, and nothing
-in ``clients/``, imports the server.
+module that puts its events and views into words, its reference players, its currency). Nothing in ``clients/``
+imports the server.
 
 The project's three games declare theirs here; the server's ``Manifest`` of each game takes the same object
-(``server.games.manifest``), so each fact is said once. A game from elsewhere declares its client half in its own
-package, in a module that imports nothing of the server, and names it in the entry-point group
-``parsimonia.clients`` beside its ``parsimonia.games`` entry point, e.g. in its ``pyproject.toml``::
+(``server.games.manifest``), so each fact is said once. A game from elsewhere declares its client half in a module
+of its own package that imports nothing of the server, named in the entry-point group ``parsimonia.clients``
+beside its ``parsimonia.games`` entry point::
 
     [project.entry-points."parsimonia.clients"]
     checkers = "checkers_game.client:CLIENT"
 
-A client alone (a bot on the SDK) finds it there, on its first look-up (``client_games``); a package that does not
+A client alone (a bot on the SDK) finds it there on its first look-up (``client_games``); a package that does not
 load is skipped and said (``problems``). In the server's process, a game the server registers brings its client
 half along (``server.games.add``).
 """

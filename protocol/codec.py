@@ -1,9 +1,8 @@
 """Frames to messages and back: one msgpack map per binary WebSocket frame.
 
 ``decode`` is the only code that touches bytes from a client. It refuses an over-long frame before
-unpacking it, lets msgpack enforce the size limits while unpacking (one ``unpackb`` call: an ``Unpacker``
-object per frame cost as much as the unpacking), then walks the result for what msgpack cannot check itself
-(depth, key types, value types, finite floats). Whatever the input, it
+unpacking it, lets msgpack enforce the size limits while unpacking (one ``unpackb`` call), then walks the result
+for what msgpack cannot check itself (depth, key types, value types, finite floats). Whatever the input, it
 returns a map or raises ``ProtocolError``.
 """
 

@@ -1,14 +1,12 @@
 """The values a message may carry, as types: what msgpack encodes and ``protocol.codec.decode`` lets through.
 
 ``Value`` is the whole tree (nil, booleans, integers, finite floats, strings, bytes, arrays and maps with string
-keys). Its arrays and maps are spelled ``Sequence`` and ``Mapping``, which only read: so a ``list[str]`` or a
-``dict[str, int]`` a function built is a ``Value`` as it is (a ``list[str]`` is not a ``list[Value]``, since a list
-can be written to). msgpack writes an array from a list or a tuple, and decoding gives lists and dicts.
+keys). Its arrays and maps are spelled ``Sequence`` and ``Mapping``, which only read, so a ``list[str]`` or a
+``dict[str, int]`` a function built is a ``Value`` as it is. Decoding gives lists and dicts.
 
 The other names are the open maps of the protocol, each named for what it holds: a function that builds one
-returns the ``dict``; one that only reads it takes a ``Mapping`` (a ``dict[str, int]`` is one of those, and not a
-``dict[str, Value]``). Where a map's shape is fixed, its module has a ``TypedDict`` for it instead. They are all
-aliases, so they cost nothing at run time.
+returns the ``dict``; one that only reads it takes a ``Mapping``. Where a map's shape is fixed, its module has a
+``TypedDict`` for it instead. They are all aliases, so they cost nothing at run time.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The examples every ``parsimonia`` command's ``--help`` ends with: each runs as written from a fresh clone (with
-the venv's ``bin`` on PATH), and ``tests/server/test_cli_examples.py`` runs every one. A line ending in ``&`` runs in
+the venv's ``bin`` on PATH), and ``tests/server/test_cli.py`` runs every one. A line ending in ``&`` runs in
 the background, as in a shell, while the next ones run; ``# ...`` says what it does. Where an example needs a server
 it uses the default URL (ws://127.0.0.1:8765, or $PARSIMONIA_URL), which ``parsimonia serve`` listens on."""
 

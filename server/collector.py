@@ -1,14 +1,13 @@
 """Keeping Python's cyclic garbage collector from stalling the tables.
 
 A server holds a great many long-lived objects (connections, tables, engines, histories). The collector walks
-every object of a generation it collects, so once a few thousand connections have arrived, a routine
-collection of the young generations took 50-120 ms at 1,000 tables (and timers fired that late): the objects
-of the connections made in the last seconds had not reached the old generation yet (bench/README.md).
+every object of a generation it collects, so while a crowd of new connections has not yet reached the old
+generation, a routine collection of the young ones walks them all and the tables' timers fire late.
 
 So the server moves what has survived into the collector's permanent generation every ``FREEZE_S``
-(``gc.freeze``): the young collections then walk only what was made since, a few thousand objects. What is
-frozen is never collected, so every ``FULL_S`` the server puts it back (``gc.unfreeze``) and collects once,
-reclaiming any reference cycle that was frozen meanwhile.
+(``gc.freeze``): the young collections then walk only what was made since. What is frozen is never collected, so
+every ``FULL_S`` the server puts it back (``gc.unfreeze``) and collects once, reclaiming any reference cycle that
+was frozen meanwhile.
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
-"""One client connection: one task that reads and checks every frame; sending never waits.
+"""One client connection: a task that reads and checks every frame; sending never waits.
 
-It handles what its client sent in its address's turns (``server.turns``): under overload each address gets an
-equal share of the server's time, however many connections it has. It answers the ``hello`` itself; what the
-requests after it do is ``server.requests``'s.
+It handles what its client sent in its address's turns (``server.turns``): under overload each
+address gets an equal share of the server's time. It answers the ``hello`` itself; the requests after it are
+``server.requests``'s.
 
-The server never waits on a client: ``send`` writes the frame at once, or queues it when the client
-reads slowly, or, when that queue is full, drops the connection (``server.transport.websocket``). The
-client may reconnect and resume its seat.
+``send`` writes the frame at once, or queues it when the client reads slowly, or, when that queue is full, drops
+the connection (``server.transport.websocket``); the client may reconnect and resume its seat.
 
-What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second
-(token buckets, WebSocket pings and pongs counted as messages; a frame over the rate is answered ``rate_limited``
-and dropped, and a run of such frames closes the connection, after which its address may not connect again for
-``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is pinged, then closed if it
-does not answer).
-
-Every connection is also pinged as its hello is answered and then every ``rtt_ping_s``, busy or not: the pongs
-time its round trip (``server.transport.websocket``), which its ``pong`` replies and the organiser's
-``connections`` listing carry. Those pings go out from a task of their own (``time_round_trips``), a slice of the
-connections at a time: a reader woken by a timer to send one cost the server four times what the ping did
-(6,000 idle connections pinged every 10 s: 19% of a core against 5% without pings, from the timers alone).
+What one client may cost is bounded (``server.limits.ClientLimits``): messages and bytes per second, pings and pongs
+included (a frame over the rate is answered ``rate_limited``; a run of them closes the connection and bars its
+address for ``strikeout_s``), tables created, the time to say hello, and silence (a quiet client is pinged, then
+closed). Round trips are timed by pings sent from one task for all (``time_round_trips``), busy or not.
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@ Between two changes of a game's state (a command applied, a deadline fired, the 
 the table gets the same public part and the same private part for a seat: a round of views to many seats, a bot
 looking again. So each is built the first time it is asked for and kept until the match says the state changed
 (``changed``). The legal templates are not kept, and a round of views builds each seat's private part afresh
-(``Session.flush_views``): a round asks for each once, and keeping them only moved their freeing to the next
-change, where it cost more (``bench/table_step.py`` with views on, 3-5%). What is handed out is shared: read it, do not change
-it (``Match.public_view`` copies the public part before adding the table's own fields).
+(``Session.flush_views``). What is handed out is shared: read it, do not change it (``Session.public_view``
+copies the public part before adding the table's own fields).
 """
 
 from __future__ import annotations

@@ -4,22 +4,11 @@ One fault per server process, read once at start-up from ``PARSIMONIA_FAULT`` (`
 
     ACTION@POINT[:ARG][:TABLE][#N]        e.g. kill@event:auction_opened#3, kill@half-write#30, eio@fsync:t2
 
-``N`` (default 1) counts the occurrences of ``POINT`` in this process, of table ``TABLE``'s only when given.
-On the ``N``-th one the fault fires, once. Actions and the points each applies to:
-
-``kill``   SIGKILL of the server process (what ``kill -9`` does), at
-           ``event:TYPE``   the step holding an event of that type, once its records are durable and before its
-                            acknowledgements and events leave (the window where a crash loses the most); the
-                            rest of its batch is not handled and the table takes no step after it, so the
-                            journal ends with that event's request
-           ``create``       a table being created: its journal opened, its first record not yet written
-           ``resume``       a ``resume`` request being handled, before its answer leaves
-           ``write``        inside a round's write to the log: the bytes written, ``fdatasync`` not yet called
-           ``half-write``   inside a round's write to the log: half of the bytes written
-           ``between-rounds``  ``parsimonia tournament``: a round's results stored, the next round not paired
-``enospc`` / ``eio``  ``OSError`` (disk full / I/O error) from the log's ``write`` or ``fdatasync``
-
-With a ``TABLE``, only the rounds (log writes) holding records of that table count.
+The fault fires once, on the ``N``-th (default 1) occurrence of ``POINT`` in this process (of ``TABLE``'s only,
+when given: the log writes holding its records). ``kill`` is a SIGKILL at ``event:TYPE`` (a step holding such an
+event, durable, its answers not yet sent), ``create``, ``resume``, ``write`` (written, not yet synced),
+``half-write`` or ``between-rounds`` (a tournament's); ``enospc`` and ``eio`` raise that ``OSError`` from the
+log's ``write`` or ``fdatasync``. ``docs/reliability.md`` says what each point leaves.
 
 Unset (the normal case), ``ACTIVE`` is None and each hook site costs one ``is None`` check.
 """

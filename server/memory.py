@@ -1,13 +1,8 @@
 """The server's memory given back to the system once a crowd of connections has gone.
 
-CPython's own small-object allocator (pymalloc) gets its memory in arenas of 1 MiB and gives an arena back only
-when every object in it is gone. A crowd of connections (5,000 idle WebSockets: about 15 KB of objects each) fills
-some 70 arenas; once it has gone, the few hundred objects made meanwhile that outlive it (a timer's entry, a bucket
-of an address, a log line's parts) are spread over all of them, and the server stays at its peak: 37 MB before,
-113 MB during, 113 MB after, measured. The C library's allocator gives pages (4 KiB) back on ``malloc_trim``: with
-it, the same crowd took the server 37 -> 117 MB, and the trims after it left brought it to 51 MB 8 s later and 46 MB
-after 32 s, each under 10 ms. Under the storm the two allocators cost the same server CPU (0.47 cores at T=100,
-1,200 bids a second, either way); ``bench/table_step.py``, in one process, is 4-6% slower on the C library's.
+CPython's small-object allocator gives an arena back only when every object in it is gone, so after a crowd of
+connections has left, the few objects that outlive it keep the server at its peak. The C library's allocator gives
+pages back on ``malloc_trim``.
 
 So a server (``serve``, ``tournament``) started from the command line runs on the C library's allocator: it
 starts itself again at once with ``PYTHONMALLOC=malloc`` (unless ``PYTHONMALLOC`` is set already: the operator's

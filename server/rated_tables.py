@@ -1,13 +1,12 @@
 """The server's side of ratings (``server.ratings``): casual tables rated at their creator's request, the seats that
 prove a registered entrant with its key, and the ``ratings`` request's ladder.
 
-A table is rated only when its creator asks (``create.rated``) and never when its creator chose its seed. A seat
-joins a rated table as a registered entrant by giving the entrant's key (``join.entrant_key``): it then plays
-under the entrant's registered name. A rated table refuses a join that types a registered entrant's name without
-its key, so no one plays a rated game under another's name. When a rated table ends with winners, the seats that
-proved an entrant are rated among themselves; the others are not rated.
+A table is rated only when its creator asks (the ``create`` request's ``rated``) and never when its creator chose
+its seed. A seat that gives an entrant's key (``join``'s ``entrant_key``) plays under the entrant's registered
+name; a rated table refuses a join that types a registered name without its key. When a rated table ends with
+winners, the seats that proved an entrant are rated among themselves; the others are not rated.
 
-What a rated table and its proven entrants are is kept in the ratings file, not in memory, so a server restarted
+Rated tables and their proven entrants are kept in the ratings file, not in memory, so a server restarted
 mid-game still rates the game when it ends, once (the game's id is the server's scope and the table's id).
 Each call is one short SQLite transaction on the server's loop.
 """

@@ -1,43 +1,14 @@
 """Fair reading between addresses: each address gets an equal share of the server's time, whatever its connections.
 
-Every connection handles what its client sent in turns (``server.connection``): it waits, outside any turn, until
-its client has sent something, then hands ``turn`` what it will do (a plain function: check and handle at most
-``QUANTUM`` messages) and waits for its result. One turn at a time in all the server, given out by start-time fair
-queuing over addresses. Each address has a finish time, the server time (CPU seconds) its turns have used; a turn
-waiting for an address starts at the later of that and the virtual time (the start of the turn being served), and
-the waiting turn that starts earliest goes next. So an address that sent nothing lately (an honest table: a message
-now and then) goes before every address that has been busy, and waits at most for the turns of one scheduler pass;
-busy addresses share what is left equally, an address of 256 busy connections as one of one. An address's own
-connections take its turns in the order they asked.
+A connection (``server.connection``) waits for input outside any turn, then hands ``turn`` a plain function
+(handle at most ``QUANTUM`` messages) and waits for its result. One turn runs at a time, given out by start-time
+fair queuing over addresses, charged in server CPU time: an address quiet lately goes before every busy one, and
+busy addresses share the rest equally.
 
-Rounds are taken only while the server is busy (its thread took half the time or more in the last ``BUSY_WINDOW_S``
-in CPU time: the turns, and all it does outside them, accepting, handshakes, sending): until then every reader is
-served soon anyway, and a turn runs at once. (Counting only the turns' own time, a flood of handshakes or HTTP
-requests, whose work is mostly outside them, kept the server saturated while the turns took a third of it: every
-turn ran at once, and an address quiet until now waited behind all the flood's.) While busy, turns are
-run in rounds: the first connection to ask while none runs yields once, so that the others woken in the same pass
-of trio's scheduler ask behind it, then runs a round of the waiting turns itself, in fair order, each asker woken
-with its own result (or exception): at most one turn an address a round (an address's next waits for the next round,
-when its other connections, and the other addresses' single ones, have asked again), all starting within
-``WINDOW_S`` of server time of the first. Then the next waiting turn's asker runs the next round. So a turn costs no
-pass of the scheduler of its own, as it did when each asker took the turn itself (and the server paid that pass when
-not busy too: two addresses, 64 connections, 1,250 pings a second, 105 us of server CPU a ping then, 85 now, 80
-with no turns).
-
-What a busy address sends beyond its share waits in its sockets, then in its clients' send buffers: the flood
-slows itself. Only the reading of messages waits for turns; the tables, their timers and the writing do not.
-
-Turns are taken only while more than one address is reading: ``alone`` is true when every message of the last
-``SHARED_S`` came from the asking address, and then the reader handles what came at once, with nothing to share.
-
-What the server does for an address outside its turns is charged to it too (``debit``): a connection accepted and
-an HTTP request answered each add what such a piece of work cost in the last window (the thread's CPU time outside
-the turns over the pieces given out, at most ``EVENT_MAX_S``) to its next turn's start. Under a flood of handshakes
-the turns take a seventh of the server's time; charged only their own, the flooding addresses looked lighter than a
-table. An address's debt is forgiven as it would have been served in an equal share of the time since its last turn
-(``_start``), and a turn runs at once only while the thread took under ``AT_ONCE_S`` of the last ``AT_ONCE_WINDOW_S``
-(``_at_once``). An address's first ``FREE_EVENTS`` pieces of such work, and ``FREE_EVENTS_PER_S`` more each second,
-are free: what an honest client asks (a page, its script, a WebSocket, a reconnect) never puts it behind a flood.
+Turns wait only while several addresses read (``alone``) and the server is busy (``BUSY_WINDOW_S``,
+``_at_once``); then they run in rounds, one turn per address a round. Work done for an address outside its turns
+(an accept, an HTTP answer) is charged to it too (``debit``), past a free allowance an honest client never
+spends. Only reading waits for turns; tables, timers and writing do not.
 """
 
 from __future__ import annotations

@@ -1,14 +1,13 @@
-"""The ``greedy`` reference player for Kupcy: a reasoned, short-sighted strategy.
+"""The ``greedy`` reference player for Kupcy: reasoned and short-sighted.
 
-* Worth: a goods or money card is worth its face value, twice that while the player owns the merchant of its
-  origin; a merchant is worth what it doubles (the player's cards of its origin) plus ``merchant_hope``.
-* The ship it wants: its merchants first (the seven warehouse charters cannot reach them there), one strong
-  card to win goods with (its best card of value ``strong`` or more), then its cheapest cards: every offer goes
-  to the seller, win or lose, so the cards it throws in should cost little.
-* Offers: for goods it values above the card, its cheapest card that is strong enough; its merchant of the
-  goods' origin only when the goods are worth more than what the merchant doubles; else its cheapest card.
+* Worth: a goods or money card is worth its face value, twice that while the player owns its origin's
+  merchant; a merchant is worth what it doubles plus ``merchant_hope``.
+* The ship it wants: its merchants first (no warehouse charter reaches them there), one strong card (value
+  ``strong`` or more) to win goods with, then its cheapest cards: every offer goes to the seller, win or lose.
+* Offers: for goods it values above the card, its cheapest strong enough; its merchant of the goods' origin
+  only when the goods are worth more than what the merchant doubles; else its cheapest card.
 * Pays charters with the cards it misses least, keeps drawn cards where its wanted ship says, and in the last
-  round sells the goods card it values least (every other player must pay for it with a card).
+  round sells the goods card it values least (every other player pays a card for it).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
   (capped by what the Company still holds); a free resource card half of its expected pairing profit.
   It bids the minimum while the price is under ``bid_share`` of that value and it is not the high bidder.
 * Sells surplus: free resource cards beyond ``keep_per_type`` of one type, one auction at a time.
-* Takes Company cards through Company auctions (free when nobody else bids).
+* Takes Company cards through Company auctions.
 * As a seller it accepts the highest bid once it reaches its reserve, else lets quiet time decide.
 """
 

@@ -3,13 +3,12 @@ moves the end-game majorities as the festival stands.
 
 * Reads only its view: the card table (``cards``), the points tables (``scoring``), the festival ranking, every
   bouquet, and its own drawn card and dealt pair.
-* The majority standing of a position is the majority points this seat would score if the game ended with the
-  festival as it is, less the mean of the other seats'; an action's worth is its points now plus ``weight``
-  times the change in that standing (a card given away counts against it through the receiver).
-* A card added face down reaches the festival only perhaps (five Secret Festival cards are drawn at the end):
-  it is worth ``secret_share`` of the same card added face up, and hides the card from the others.
-* Set-up: the pair is split the way that leaves the best standing (bouquet card kept, the other as if added
-  face down).
+* A position's majority standing is the majority points this seat would score if the game ended now, less the
+  mean of the other seats'; an action is worth its points now plus ``weight`` times the change in that standing
+  (a card given away counts against it through the receiver).
+* A card added face down reaches the festival only perhaps: it is worth ``secret_share`` of the same card added
+  face up, and hides it from the others.
+* Set-up: the pair is split the way that leaves the best standing.
 """
 
 from __future__ import annotations

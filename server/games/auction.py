@@ -2,13 +2,13 @@
 
 It knows bids, the current highest bid, quiet time and the two ways an auction can be closed:
 ``seller_picks`` (the seller chooses any bidder, or no sale; quiet time gives it to the highest bidder)
-and ``highest_wins`` (only quiet time closes it; the highest bidder wins). Anyone but the seller may bid
-(in a house auction, whose seller is None, the seat that opened it may bid too). What the lot is, who else
-may bid for it and what a sale moves are the game's business: the machine only checks the bid itself.
+and ``highest_wins`` (only quiet time closes it). Anyone but the seller may bid (in a house auction, whose seller
+is None, the seat that opened it too). What the lot is, who else may bid and what a sale moves are the game's
+business: the machine only checks the bid itself.
 
 Quiet time is one of the game's timers (``key`` in its ``Timers``): the auction sets it when it opens and at
-each bid, and ``closes_at`` reads it back, so the auction holds no copy of it and a pause that moves the
-timers moves what its view shows. The game fires it (and cancels it when the auction closes otherwise).
+each bid, and ``closes_at`` reads it back, so a pause that moves the timers moves what its view shows. The game
+fires it (and cancels it when the auction closes otherwise).
 """
 
 from __future__ import annotations

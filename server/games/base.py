@@ -1,30 +1,20 @@
 """The contract every game engine keeps (version 2).
 
-An engine is a pure, deterministic state machine (the sans-IO style of h11 and python-chess):
+An engine is a pure, deterministic, sans-IO state machine:
 
 * time enters only as integer milliseconds passed to ``apply`` and ``advance``;
-* randomness comes from an ``Rng`` whose seed lives in the engine's state;
-* ``apply(seat, command, now_ms)`` either returns the events the command caused or raises
-  ``IllegalAction`` (or ``SchemaError`` for a malformed command) and leaves the state exactly as it was;
-* ``advance(now_ms)`` fires every deadline due at or before ``now_ms``, each at its own due time;
-* ``next_deadline()`` tells the runtime when to call ``advance`` next.
+* randomness comes from an ``Rng`` seeded in the engine's state;
+* ``apply(seat, command, now_ms)`` returns the events the command caused, or raises ``IllegalAction`` (or
+  ``SchemaError``) and leaves the state exactly as it was;
+* ``advance(now_ms)`` fires every deadline due by ``now_ms``, each at its own time; ``next_deadline()`` says
+  when next.
 
-A game declares its shape as class data (as OpenSpiel's games do): ``NAME``, ``TITLE``, the seat range,
-the command catalogue ``COMMANDS``, its ``OPTIONS`` (each with a schema, a default, and whether it is a
-duration that the table's time scale shrinks), and the tables that dispatch commands and deadlines
-(``HANDLERS``, ``DEADLINES``). ``create`` builds an engine from wire options; ``check_options`` validates
-them without building one.
+A game declares its shape as class data (``NAME``, ``COMMANDS``, ``OPTIONS``, ``HANDLERS``, ``DEADLINES``...).
+What a seat may see comes in three parts, the common ones built once per step: ``static()``, ``public_view()``,
+``private_view(seat)``. An ``Event`` with an ``audience`` reaches the other seats ``redacted``, or as its
+sequence number alone. The game ends with a typed ``Outcome``.
 
-What a seat may see comes in three parts, so the runtime can build the common part once per step:
-``static()`` (what never changes: the card table, the configuration), ``public_view()`` (what everyone,
-spectators included, may see now) and ``private_view(seat)`` (what only that seat may see). ``view(seat)``
-is their union, as a player is given it (``protocol.views.player_view``).
-
-An ``Event`` may have an ``audience``; the seats outside it get its ``redacted`` form when there is one,
-or nothing but its sequence number. The game ends with a typed ``Outcome``: a reason, the winners, a
-score per seat (the tournament ranks by it) and game-specific detail.
-
-A seed plus the log of ``(now_ms, seat, command)`` and ``advance`` calls replays to the same state.
+A seed and the log of ``apply`` and ``advance`` calls replay to the same state.
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
-"""The sealed choice: a game-independent machine that engines embed, beside ``auction.py``.
+"""The sealed choice: a machine engines embed, beside ``auction.py``.
 
-A set of seats each owes one hidden choice by a deadline. Choices are held sealed: until the reveal,
-nobody (spectators included) learns anything but who has chosen. When every seat has chosen, or the
-deadline passes, the seats that have not chosen get their default, and everything is revealed at once.
+A set of seats each owes one hidden choice by a deadline. Until the reveal nobody, spectators included, learns
+more than who chose. When every seat has chosen, or at the deadline, the seats that have not chosen get
+their default, and all is revealed at once.
 
-What a choice is (a card offered, a split of a hand, a bid) is the game's business: the machine holds
-the choices and says when they are all in. The game sets the deadline as one of its timers (``key`` in its
-``Timers``), emits the events (``chosen_event`` gives the sealed form: the value for the chooser, only the
-seat for the others) and decides what the revealed choices do. A tie re-bid is a new ``SealedChoice`` among
-the tied seats. The machine keeps no copy of the deadline while it runs: it reads it from the timers, so a
-pause that moves them moves what its view shows. At the reveal (``close``) the timer is cancelled and the
-deadline, history from then on, is kept as it stood.
+What a choice is (a card offered, a split of a hand, a bid) is the game's business: the machine holds them and
+says when all are in. The game sets the deadline as a timer (``key`` in its ``Timers``), emits
+the events (``chosen_event``: the sealed form) and decides what the revealed choices do; a tie re-bid is a new
+``SealedChoice`` among the tied seats. The machine reads the deadline from the timers, so a pause moves its view;
+at the reveal (``close``) the timer is cancelled and the deadline kept as it stood.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """``parsimonia tournament``: the director that runs a roster's rounds on a server, to the end.
 
-Everything it decides is in SQLite before it acts on it, so a director that is stopped or crashes
-carries on where it was when started again with the same roster and data directory: rounds already
-played stay played, tables already created are followed again (the server recovers them from its
-journals), and results are recorded once.
+Everything it decides is in SQLite before it acts on it, so a director that is stopped or crashes carries on when
+started again with the same roster and data directory: rounds played stay played, tables already created are
+followed again (the server recovers them from its log), and results are recorded once.
 
-By default it runs the server in the same process, journaling under ``DATA/server``; with ``--url`` it
-directs a server running elsewhere (then it needs that server's admin token if it has one).
+By default it runs the server in the same process, its data under ``DATA/server``; with ``--url`` it directs a
+server running elsewhere (with that server's admin token, if it has one).
 
 A table is created with every seat taken (the director hands out the tokens) and its clocks paused; they run
 when every seat is connected, or after the roster's ``human_grace_s`` / ``bot_grace_s`` (``presence``). An

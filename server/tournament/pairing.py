@@ -1,15 +1,13 @@
-"""Who sits at which table, in which seat: pure and deterministic (randomness only from an integer seed).
+"""Who sits at which table, in which seat: pure and deterministic (randomness from an integer seed only).
 
 * ``table_sizes``: a field split into balanced tables of 2..6 seats around a preferred size, never a table of 1.
 * ``swiss_round``: tables filled from the top of the standings, with swaps to avoid repeat meetings.
-* ``round_robin_round``: for small fields, the next round of a schedule in which every pair meets as evenly
-  as possible.
+* ``round_robin_round``: for small fields, a schedule in which every pair meets as evenly as possible.
 * ``next_round``: the format's choice between the two, as the director calls it every round.
-* ``History``: who met whom and who sat where so far, built from the tables played (``History.from_tables``).
+* ``History``: who met whom and who sat where so far (``History.from_tables``).
 
-Seat 0 plays first, so both formats first spread the entrants who have had seat 0 least over the tables (the
-sum over tables of the fewest times anyone there had seat 0 is kept as low as it can be; while the number of
-tables stays the same, seat-0 counts never drift more than 1 apart). Within a table, seats then go, seat 0
+Seat 0 plays first, so both formats spread seat 0 evenly: while the number of tables stays the same, seat-0
+counts never drift more than 1 apart. Within a table, seats go, seat 0
 first, to whoever has sat in that seat least often (the better standing first on a tie).
 """
 

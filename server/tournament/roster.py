@@ -1,48 +1,13 @@
-"""The roster file: who plays a tournament, in what format, with which game options. Users read the format in
-docs/roster.md: a change here changes it there too.
+"""The roster file: who plays a tournament, and how.
 
-A roster is TOML::
+A roster is a TOML file, described for its users in ``docs/roster.md``: a change here changes it there. Besides
+the tournament's settings and the game's ``[options]`` (passed as-is to the ``create`` request), it has one
+``[[entrant]]`` block per entrant, each exactly one of ``human = true`` or ``bot = [...]``.
 
-    name = "Autumn league"      # required
-    format = "swiss"            # "swiss" (default) or "round_robin"
-    rounds = 3                  # required, 1..100
-    table_size = 4              # preferred seats per table, 2..6 (default 4); tables are balanced around it
-    game = "parsimonia"         # default "parsimonia"
-    seed = 7                    # optional: a reproducible league (seating, and with the secret the director
-                                # keeps in DATA/seeds.key, every table's seed, by HMAC-SHA256); without it both
-                                # come from the operating system's random source
-    human_grace_s = 300         # default 300: a table with humans starts its clocks once every human is
-                                # connected, or this many seconds after it was created (0: at once)
-    seating = "standings"       # "standings" (default) or "rating": each round seated in the order of the
-                                # entrants' ratings in this game (docs/ratings.md), best first, not shuffled
-    bot_grace_s = 60            # default 60: how long a table's clocks wait for its bots to connect (0: not at all)
-    preset = "quick"            # optional, Parsimonia: named clocks for people ("quick", "evening", "full";
-                                # docs/rules/parsimonia.md); [options] overrides its values. With a human
-                                # entrant, quiet_floor_ms defaults to 5000 (no time scale leaves people <5 s
-                                # to bid) and grace_ms to 250 (a bid on its way at the deadline counts)
-
-    [options]                   # optional: the game's options, passed as-is to `create.options`
-    game_ms = 1200000           # (protocol/SPEC.md lists each game's; durations in ms, before any time scale)
-    turn_ms = 60000
-
-    [points]                    # optional: tournament points by finishing place at a table (1st, 2nd, ...)
-    by_place = [6, 3, 1, 0, 0, 0]   # the default; integers >= 0, never rising; missing places score 0
-
-    [[entrant]]                 # one block per entrant, 2..1000 of them, names unique (ignoring case)
-    name = "Ada"
-    human = true                # a person: the director hands out a seat token to paste into a client
-
-    [[entrant]]
-    name = "greedy-1"
-    bot = ["parsimonia", "bot", "greedy", "--url={url}", "--table={table}", "--token={token}"]
-
-A bot is a command line (a list of strings, no shell). The director fills the placeholders ``{url}``,
-``{table}``, ``{token}``, ``{name}`` and ``{game}`` in every argument, and also sets the environment variables
-``PARSIMONIA_URL``, ``PARSIMONIA_TABLE``, ``PARSIMONIA_TOKEN``, ``PARSIMONIA_NAME`` and ``PARSIMONIA_GAME``. A seat
-token may begin with ``-``: a long option followed by an argument that is just one placeholder (``"--token",
-"{token}"``) is passed as one argument (``--token=VALUE``), so that no value is ever read as an option; write
-``--token={token}`` yourself, or read the environment, where a bot takes its token in any other way. Each entrant is
-exactly one of ``human = true`` or ``bot = [...]``.
+A bot is a command line (a list of strings, no shell) whose placeholders (``{url}``, ``{table}``, ``{token}``,
+``{name}``, ``{game}``) the director fills, and sets in ``PARSIMONIA_*`` environment variables too. A long option
+followed by an argument that is one placeholder is passed as one argument (``--token=VALUE``): no value, a seat
+token beginning with ``-`` included, is read as an option.
 
 ``load_roster`` raises ``RosterError`` naming the file, the line when it can find it, and the field.
 ``Roster.to_dict()`` gives back the same TOML-shaped mapping, which ``parse_roster`` reads again.

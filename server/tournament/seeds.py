@@ -4,10 +4,9 @@ Without a seed in the roster, every table's seed comes from the operating system
 (``secrets``). With one (a reproducible league), a table's seed is a keyed hash (HMAC-SHA256) of the roster
 seed, its round and its position, keyed by a random secret of the tournament's directory (``SECRET_FILE``, made on
 first use, readable by its owner only). So the same directory and roster deal the same games again, while neither
-one table's seed (a finished game's result shows it) nor the roster's (a small number, in a file others may see)
-gives any other table's: that needs the secret, which never leaves the directory. The roster seed alone still
-makes the seating reproducible (``server.tournament.pairing``). The director stores every seed with its round
-before creating the tables, so a resumed tournament keeps them.
+one table's seed nor the roster's gives any other table's: that needs the secret, which never leaves the
+directory. The roster seed alone still makes the seating reproducible (``server.tournament.pairing``). Every
+seed is stored with its round before the tables are created, so a resumed tournament keeps them.
 """
 
 from __future__ import annotations

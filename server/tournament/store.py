@@ -1,22 +1,15 @@
 """A tournament in one SQLite file (e.g. ``DATA/tournament.sqlite``), so a director that stops resumes.
 
-Tables::
-
-    tournament  the roster (JSON, as ``Roster.to_dict``), the seed, whether the organiser chose it (seeded),
-                the state (running, paused, finished)
-    entrant     id (1.. in roster order), name, kind, bot command (JSON), dropped_after (rounds begun at the drop)
-    round       number (1..), state (running, finished)
-    game_table  round, position (1.. within the round), the server's table id, state (pending, running, finished),
-                the game's seed (``seeds``), held (its clocks wait for its human players)
-    seat        round, position, seat, entrant id, the seat's token, seen (connected once), stand_in (replaced)
-    result      round, position, the game's result map (JSON)
+It holds the tournament (its roster, as ``Roster.to_dict``, seed and state), its entrants, rounds, tables (each
+with the server's table id and the game's seed), seats (with their tokens) and results; ``_SCHEMA`` is the
+reference.
 
 A table's life: ``start_round`` records the round's seating (pending, before anything exists on the server);
 ``table_started`` adds the server's table id and the seat tokens (running), maybe held until ``clocks_started``
-while ``seat_seen`` notes who connects (a seat never seen forfeits); ``record_result`` stores the
-result (finished; recording it again changes nothing) and finishes the round with its last table. Every
-change is one transaction. ``load`` reads everything back as a ``Snapshot``. A file written before a column
-existed gets it when opened (``_COLUMNS``).
+while ``seat_seen`` notes who connects (a seat never seen forfeits); ``record_result`` stores the result (finished;
+recording it again changes nothing) and finishes the round with its last table. Every change is one transaction.
+``load`` reads everything back as a ``Snapshot``. A file written before a column existed gets it when opened
+(``_COLUMNS``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,15 @@
 """HTTP/1.1 on a trio stream through h11: requests with keep-alive, bounded in size and time, and the
 WebSocket upgrade (RFC 6455, section 4.2).
 
-Bounds: a request head may have at most ``MAX_HEAD_BYTES`` (else 431) and a body at most
-``MAX_BODY_BYTES`` (else 413, from its ``Content-Length`` when it has one, before any of the body is read; the
-server serves GET and HEAD only). After a refusal what the client still sends is read no further than a short
-drain (``server.transport.sockets``), then the connection is reset once the answer is taken. A whole request, head
-and body, must arrive within ``REQUEST_TIMEOUT_S`` of the time the server starts waiting for it (on a kept-alive
-connection: of the previous response; the server waits up to a tenth longer, at random, so that a flood's
-connections do not all time out at once), and a response must be taken by the client within
-``RESPONSE_TIMEOUT_S``; past either the connection is closed. So a client that trickles its headers
-(slowloris) holds its task for at most ``REQUEST_TIMEOUT_S``.
+Bounds: a request head has at most ``MAX_HEAD_BYTES`` (else 431) and a body at most ``MAX_BODY_BYTES`` (else 413,
+told by its ``Content-Length`` before any of it is read; the server serves GET and HEAD only). After a refusal the
+client is only drained briefly (``server.transport.sockets``), then reset. A whole request must arrive within
+``REQUEST_TIMEOUT_S`` (plus a random tenth at most) and a response be taken within ``RESPONSE_TIMEOUT_S``, or the
+connection is closed: a client that trickles its headers holds its task that long at most.
 
-Parsing what came and encoding an answer are done through ``gate``: the server passes one that runs them in a turn
-of the client's address (``server.turns``), so one address's requests cannot take the server's time from the
-others'; only the waiting for bytes and the sending are outside it.
+Parsing and encoding run through ``gate``, which the server makes a turn of the client's address
+(``server.turns``): one address's requests cannot take the others' time. Only waiting for bytes and sending are
+outside it.
 """
 
 from __future__ import annotations

@@ -5,10 +5,8 @@ that the WebSocket layer can write to it at once, without a task switch (``serve
 
 ``admit`` is asked about every connection as it is accepted, before any task is started for it: a refused one
 (its refusal already written by ``admit``) is closed there and costs the server no more. At most ``ACCEPT_BATCH``
-are accepted in one go, and for at most ``ACCEPT_S`` of the thread's CPU time, so that a thousand connecting at once
-start their tasks over several of trio's scheduler passes, not all in one pass that every other task would wait
-out (a connection accepted and refused costs about 100 us, most of it the kernel's: on loopback, the refusal's
-write and the close are the client's side's work too, done in the server's system calls).
+are accepted in one go, and for at most ``ACCEPT_S`` of the thread's CPU time, so that a crowd connecting at once
+starts its tasks over several of trio's scheduler passes, not in one pass that every other task would wait out.
 """
 
 from __future__ import annotations

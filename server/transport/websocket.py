@@ -1,29 +1,16 @@
 """A server WebSocket on a trio socket stream: our reader takes the client's frames; frames go out at once.
 
-Reading: ``receive`` waits for the next message; a connection's reader uses ``wait_input`` (which reads the
-bytes, waiting for them) and ``receive_nowait`` (which parses them), so that the parsing is done in the address's
-turn (``server.turns``). Bytes from the stream go through ``server.transport.wsreader.FrameReader`` (past the handshake,
-which h11 and ``server.transport.http`` made), which answers nothing by itself: this module answers pings,
-times the pongs to its own (``rtt``: ``server.transport.roundtrip``), echoes a close, and closes with the reader's
-code (1002, 1007, 1009) on a protocol violation; an over-long message is refused from its frame header, before any
-of its payload is read (1009). Each ping and pong is put to ``on_control`` first (the connection's rates): one it
-refuses is dropped unanswered. A close, the client's or for a violation, goes out only once the messages read before
-it are taken (``receive``, ``receive_nowait``): their answers go before it.
+Reading: a connection's reader waits for bytes (``wait_input``) and parses them in its address's turn
+(``receive_nowait``, ``server.turns``) with ``server.transport.wsreader.FrameReader``. This module answers the pings
+``on_control`` (the connection's rates) lets through, times its own (``server.transport.roundtrip``), echoes a
+close, and closes with the reader's code on a violation, after the answers to what was read before.
 
-Writing never blocks the caller: ``send`` writes the frame to the socket at once when the socket takes
-it (no task switch), and only when it does not (the client reads slowly) are the rest of the frame and
-the frames after it queued for a writer task, started then and gone once the queue is empty. The queue is
-bounded in frames and in bytes; beyond that a connection may queue only its one burst allowance
-(``burst.grant``: a resume's replay), granted once per connection, never refilled, and lapsing a few seconds
-after it was granted (``server.transport.burst``). A client whose queue is full is the caller's to drop (``send``
-returns False).
+Writing never blocks: ``send`` writes at once when the socket takes it, else queues for a writer task. The queue is
+bounded in frames and bytes, plus one lapsing burst allowance (``Burst.grant``: a resume's replay); when it is full
+``send`` returns False and the caller drops the client.
 
-Closing: ``close`` queues a close frame after what is queued; ``aclose`` flushes, waits briefly for the
-client's own close frame (RFC 6455, section 7), and only then closes TCP, so that the close frame is not
-lost to a reset from unread data. A client still not taking its frames when that time is up gets a reset. A
-client closed for a protocol violation is read no further than a short drain (``server.transport.sockets``: its
-close frame could not be parsed anyway), then reset once it took our close frame: a client that announced 100 MB
-costs that, not 100 MB.
+Closing: ``aclose`` flushes, waits briefly for the client's close frame, then closes TCP. A client closed for a
+violation is only drained briefly (``server.transport.sockets``), then reset.
 """
 
 from __future__ import annotations

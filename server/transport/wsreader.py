@@ -1,26 +1,15 @@
 """The server's reader of a client's WebSocket frames (RFC 6455, section 5), sans-IO.
 
-``FrameReader.feed(data)`` takes bytes as they come from the socket and returns what they completed, in order:
+``FrameReader.feed(data)`` takes bytes as they come and returns what they completed, in order: ``MESSAGE`` (bytes
+or str, fragments joined, text checked as UTF-8 as it comes), ``PING``, ``PONG``, ``CLOSE`` (code 1005 when none
+was carried) or ``VIOLATION`` (with the code to close with), each with its payload. Nothing is read after a close
+or a violation.
 
-* ``(MESSAGE, payload)``: a whole message, ``bytes`` (binary) or ``str`` (text), its fragments joined (a text
-  message's UTF-8 is checked fragment by fragment, as RFC 6455 asks);
-* ``(PING, payload)`` and ``(PONG, payload)``;
-* ``(CLOSE, (code, reason))``: the client's close frame (code 1005 when it carried none);
-* ``(VIOLATION, (code, reason))``: the client broke the protocol; the code is the one to close with (1002, 1007
-  or 1009). Nothing is read after a close or a violation.
-
-What it refuses, with 1002 unless said: a reserved bit set (the server negotiates no extension), an unknown
-opcode, an unmasked frame, a fragmented control frame or one over 125 bytes, a length not in its shortest form
-or with the top bit set, a continuation with no message begun or a new message before the last one ended, a
-close frame of one byte or with a code a peer may not send, text or a close reason that is not UTF-8 (1007),
-and a message longer than ``max_message`` (1009, told by the header that makes it so, before any of its payload
-is read or held), where a fragment after the first counts its header too (6 bytes or more: a message of empty
-fragments ends too), or of more than ``MAX_FRAGMENTS`` fragments (1009: parsing thousands of tiny frames costs the
-server milliseconds). So what it holds is at most one message, of at most ``max_message`` bytes with its headers;
-once it refused, it holds nothing.
-
-A message of one whole frame (what every client of ours sends) is parsed straight from the bytes read, and
-unmasked with one XOR of two integers.
+It refuses with 1002 whatever RFC 6455 forbids a client (a reserved bit: no extension is negotiated; an unknown
+opcode, an unmasked frame, a misplaced continuation, a bad close code...), with 1007 text that is not UTF-8, and with
+1009 a message over ``max_message`` bytes (its later fragments' headers counted), told by a header before its
+payload is read, or of over ``MAX_FRAGMENTS`` fragments. So it holds at most one message of at most
+``max_message`` bytes, and nothing once it refused.
 """
 
 from __future__ import annotations
