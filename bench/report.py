@@ -347,6 +347,16 @@ TABLES: dict[str, dict[str, Render]] = {
                             ("bench/results/idle.json", ["bare-transport", "bare-websockets"])]),
         "kupcy": kupcy_table(["bench/results/kupcy-storm.json", "bench/results/kupcy-storm-600.json"]),
     },
+    "docs/reliability.md": {
+        "crash-points": crash_points_table("docs/results/crash-points.json"),
+        "disk-faults": disk_table("docs/results/disk-faults.json"),
+        "fuzz": fuzz_table("docs/results/fuzz.json"),
+        "floods": floods_table(["docs/results/floods-run1.jsonl", "docs/results/floods-run2.jsonl"]),
+        "wire-floods": wire_floods_table("docs/results/wire-floods.jsonl"),
+        "soak": soak_table("docs/results/soak.jsonl"),
+        "secrets": secrets_table("docs/results/secrets.json"),
+        "cluster-kill": cluster_kill_table("bench/results/cluster-kill.jsonl"),
+    },
 }
 
 
