@@ -166,8 +166,9 @@ def wal_round_table(path: str) -> Render:
             cells = [f"{num(tables)}, {num(rate)}"]
             for variant in variants:
                 r = next((r for r in rows if (r["tables"], r["rate"], r["variant"]) == (tables, rate, variant)), None)
-                cells.append("-" if r is None else f"{num(r['journal_us_per_record'], 0)} us "
-                                                     f"({num(r['rounds_per_s'])}/s, ack p99 {num(r['ack_p99_ms'], 0)} ms)")
+                cells.append("-" if r is None else
+                             f"{num(r['journal_us_per_record'], 0)} us "
+                             f"({num(r['rounds_per_s'])}/s, ack p99 {num(r['ack_p99_ms'], 0)} ms)")
             out.append(cells)
         return markdown(["T, records/s"] + [f"`{v}`" for v in variants], out)
     return render
@@ -182,7 +183,8 @@ def idle_table(paths: Sequence[tuple[str, Sequence[str] | None]]) -> Render:
                 if servers is not None and run["server"] not in servers:
                     continue
                 probe = run.get("probe_ms") or {}
-                rows.append([f"{run['server']} (`{Path(path).name}`)", num(run.get("connections")), num(run.get("held")),
+                rows.append([f"{run['server']} (`{Path(path).name}`)", num(run.get("connections")),
+                             num(run.get("held")),
                              num(run.get("mb_per_1000"), 1), f"{num(run.get('rss_before_mb'), 0)} / "
                              f"{num(run.get('rss_peak_mb'), 0)} MB",
                              f"{num(probe.get('p50'), 1)} / {num(probe.get('p99'), 1)} ms"])
@@ -284,8 +286,10 @@ def wire_floods_table(path: str) -> Render:
             rows.append([name, num(first["count"]), num(first.get("addresses", 1)), answer or "-",
                          "-" if read == [None] * len(runs) else ", ".join(num(kb) for kb in read) + " KB",
                          "-" if all(rss(f) == "-" for f in runs) else ", ".join(rss(f) for f in runs),
-                         ", ".join(f"{num(f.get('unloaded_p99_ms'))} -> {num(f.get('loaded_p99_ms'))} ms" for f in runs)])
-        return markdown(["flood", "connections at once", "addresses", "what the server did (run 1)", "read a connection",
+                         ", ".join(f"{num(f.get('unloaded_p99_ms'))} -> {num(f.get('loaded_p99_ms'))} ms"
+                                   for f in runs)])
+        return markdown(["flood", "connections at once", "addresses", "what the server did (run 1)",
+                         "read a connection",
                          "RSS before -> after", "honest p99 unloaded -> during"], rows)
     return render
 
@@ -303,8 +307,9 @@ def soak_table(path: str) -> Render:
                 num(s.get("acked")), num(s.get("seats_losing_commands")),
                 "; ".join(f"{f['rss_kb'][0] / 1024:.0f} -> {f['rss_kb'][1] / 1024:.0f}" for f in lives) + " MB" if lives
                 else f"{num(rss[0] / 1024, 1)} -> {num(rss[1] / 1024, 1)} MB",
-                "-" if not end else f"{num(end.get('fds'))} / {num(end.get('tasks'))} with {num(end.get('live_tables'))}"
-                                    f" tables (fresh: {num(fresh.get('fds'))} / {num(fresh.get('tasks'))})"])
+                "-" if not end else
+                f"{num(end.get('fds'))} / {num(end.get('tasks'))} with {num(end.get('live_tables'))} tables "
+                f"(fresh: {num(fresh.get('fds'))} / {num(fresh.get('tasks'))})"])
         return markdown(["length", "bot games", "drops", "kills", "load beside", "acked commands",
                          "seats missing a command", "server RSS (each life: start -> end)",
                          "descriptors / tasks after"], rows)
