@@ -141,7 +141,7 @@ def journal_table(paths: Sequence[str]) -> Render:
         for path in paths:
             report = read_json(root, path)
             load = report.get("machine", {}).get("loadavg_1m_at_start")
-            cells = [f"`{Path(path).name}` ({str(report.get('started_at', '-'))[:10]}, load {num(load)})"]
+            cells = [f"`{path}` ({str(report.get('started_at', '-'))[:10]}, load {num(load)})"]
             for t in ("100", "1000"):
                 ours = report.get("capacity", {}).get("parsimonia", {})
                 if t not in ours:
@@ -183,7 +183,7 @@ def idle_table(paths: Sequence[tuple[str, Sequence[str] | None]]) -> Render:
                 if servers is not None and run["server"] not in servers:
                     continue
                 probe = run.get("probe_ms") or {}
-                rows.append([f"{run['server']} (`{Path(path).name}`)", num(run.get("connections")),
+                rows.append([f"{run['server']} (`{path}`)", num(run.get("connections")),
                              num(run.get("held")),
                              num(run.get("mb_per_1000"), 1), f"{num(run.get('rss_before_mb'), 0)} / "
                              f"{num(run.get('rss_peak_mb'), 0)} MB",
