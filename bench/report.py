@@ -253,8 +253,14 @@ def fuzz_table(path: str) -> Render:
     return render
 
 
-def floods_table(paths: Sequence[str]) -> Render:
-    return lambda root: flood_figures.table([read_lines(root, p) for p in paths])
+def floods_table(pattern: str) -> Render:
+    """The runs of the flood suite: every file matching ``pattern``, in name order, a run each."""
+    def render(root: Path) -> list[str]:
+        paths = sorted(str(p.relative_to(root)) for p in root.glob(pattern))
+        if not paths:
+            raise ReportError(f"{pattern}: no such file")
+        return flood_figures.table([read_lines(root, p) for p in paths])
+    return render
 
 
 def wire_floods_table(path: str) -> Render:
@@ -356,7 +362,7 @@ TABLES: dict[str, dict[str, Render]] = {
         "crash-points": crash_points_table("docs/results/crash-points.json"),
         "disk-faults": disk_table("docs/results/disk-faults.json"),
         "fuzz": fuzz_table("docs/results/fuzz.json"),
-        "floods": floods_table(["docs/results/floods-run1.jsonl", "docs/results/floods-run2.jsonl"]),
+        "floods": floods_table("docs/results/floods-run*.jsonl"),
         "wire-floods": wire_floods_table("docs/results/wire-floods.jsonl"),
         "soak": soak_table("docs/results/soak.jsonl"),
         "secrets": secrets_table("docs/results/secrets.json"),

@@ -90,3 +90,15 @@ def test_the_flood_table_of_two_runs_shows_each_runs_figures_and_a_dash_for_what
     assert lines[2] == ("| rate | 1 | 1 | 5.4 / 5.5 ms | 1.8 / 5.7 ms | - / 6.2 ms | 37.7 / 38.0 / 38.0 MB | 38.1 MB "
                         "| 13 / 14 / 13 |")
     assert lines[0].count("|") == lines[2].count("|")
+
+
+def test_the_flood_table_takes_every_run_file_in_name_order(tmp_path):
+    results = tmp_path / "docs" / "results"
+    results.mkdir(parents=True)
+    for run, p99 in ((2, 6.2), (1, 5.7)):
+        figures_of_run = {"flood": "rate", "count": 1, "addresses": 1, "unloaded_p99_ms": 5.0, "loaded_p99_ms": p99}
+        (results / f"floods-run{run}.jsonl").write_text(json.dumps(figures_of_run) + "\n")
+    lines = report.floods_table("docs/results/floods-run*.jsonl")(tmp_path)
+    assert "run 1 / run 2" in lines[0] and "| - / 5.7 ms | - / 6.2 ms |" in lines[2]
+    with pytest.raises(ReportError, match="no such file"):
+        report.floods_table("docs/results/none-*.jsonl")(tmp_path)
