@@ -135,10 +135,11 @@ def capacity_table(path: str) -> Render:
     return render
 
 
-def journal_table(paths: Sequence[str]) -> Render:
+def journal_table(pattern: str) -> Render:
+    """A row per storm run of ``parsimonia`` against ``parsimonia-nojournal``: every file matching ``pattern``."""
     def render(root: Path) -> list[str]:
         rows = []
-        for path in paths:
+        for path in sorted(str(p.relative_to(root)) for p in root.glob(pattern)):
             report = read_json(root, path)
             load = report.get("machine", {}).get("loadavg_1m_at_start")
             cells = [f"`{path}` ({str(report.get('started_at', '-'))[:10]}, load {num(load)})"]
@@ -350,9 +351,8 @@ def cluster_kill_table(path: str) -> Render:
 
 TABLES: dict[str, dict[str, Render]] = {
     "bench/README.md": {
-        "capacity": capacity_table("bench/results/inline.json"),
-        "journal": journal_table(["bench/results/quiet-storm-1.json", "bench/results/quiet-storm-2-t100.json",
-                                  "bench/results/quiet-storm-3.json"]),
+        "capacity": capacity_table("bench/results/capacity.json"),
+        "journal": journal_table("bench/results/journal-*.json"),
         "wal-round": wal_round_table("bench/results/wal-round.json"),
         "idle": idle_table([("bench/results/idle-spread.json", None),
                             ("bench/results/idle.json", ["bare-transport", "bare-websockets"])]),
