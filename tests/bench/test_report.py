@@ -102,3 +102,11 @@ def test_the_flood_table_takes_every_run_file_in_name_order(tmp_path):
     assert "run 1 / run 2" in lines[0] and "| - / 5.7 ms | - / 6.2 ms |" in lines[2]
     with pytest.raises(ReportError, match="no such file"):
         report.floods_table("docs/results/none-*.jsonl")(tmp_path)
+
+
+def test_the_flood_table_of_one_run_shows_its_unloaded_p50_ratio_and_accept_checks():
+    one = {"flood": "stalled", "count": 1, "addresses": 1, "unloaded_p50_ms": 1.55, "unloaded_p99_ms": 6.05,
+           "loaded_p50_ms": 1.62, "loaded_p99_ms": 9.45, "ratio": 1.56, "rss_kb": [42700, 43008, 43008],
+           "fds": [14, 15, 14], "accept_checks": [13, 0]}
+    assert figures.table([[one]])[2] == ("| stalled | 1 | 1 | 1.55 / 6.05 ms | 1.62 / 9.45 ms | 41.7 / 42.0 / 42.0 MB "
+                                         "| 14 / 15 / 14 | 1.56 | 13 of 13 |")

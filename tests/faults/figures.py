@@ -44,7 +44,8 @@ def table(runs: Sequence[Sequence[Figures]]) -> list[str]:
     many = len(runs) > 1
     tag = (lambda i: f", run {i + 1}") if many else (lambda i: "")
     head = ["flood", "connections", "addresses",
-            "honest p99 unloaded" + (", " + " / ".join(f"run {i + 1}" for i in range(len(runs))) if many else ""),
+            ("honest p99 unloaded, " + " / ".join(f"run {i + 1}" for i in range(len(runs))) if many
+             else "honest p50 / p99 unloaded"),
             *(f"honest p50 / p99 during{tag(i)}" for i in range(len(runs))),
             "RSS before / peak / after" + tag(0), *(f"RSS after{tag(i)}" for i in range(1, len(runs))),
             "descriptors before / peak / after" + tag(0)]
@@ -56,7 +57,8 @@ def table(runs: Sequence[Sequence[Figures]]) -> list[str]:
         name = first["flood"]
         each = [run.get(name, {}) for run in by_run]
         cells = [name, f"{first['count']:,}", str(first.get("addresses", 1)),
-                 " / ".join(_ms(f.get("unloaded_p99_ms")) for f in each) + " ms"]
+                 " / ".join(_ms(f.get("unloaded_p99_ms")) for f in each) + " ms" if many
+                 else f"{_ms(first.get('unloaded_p50_ms'))} / {_ms(first.get('unloaded_p99_ms'))} ms"]
         cells += [f"{_ms(f.get('loaded_p50_ms'))} / {_ms(f.get('loaded_p99_ms'))} ms" for f in each]
         cells.append(_triple(first.get("rss_kb"), _mb) + " MB")
         cells += [_mb((f.get("rss_kb") or [None] * 3)[2]) + " MB" for f in each[1:]]
