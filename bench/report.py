@@ -109,10 +109,9 @@ def capacity_table(path: str) -> Render:
         report = read_json(root, path)
         ts = sorted({t for caps in report.get("capacity", {}).values() for t in caps}, key=int)
         rows = []
-        for server, label in SERVERS.items():
-            if server not in report.get("capacity", {}):
-                continue
-            cells = [label]
+        servers = report.get("capacity", {})
+        for server in [*(s for s in SERVERS if s in servers), *(s for s in servers if s not in SERVERS)]:
+            cells = [SERVERS.get(server, server)]
             for t in ts:
                 run = _at(report, server, t)
                 cell = _capacity(report, server, t)

@@ -110,3 +110,13 @@ def test_the_flood_table_of_one_run_shows_its_unloaded_p50_ratio_and_accept_chec
            "fds": [14, 15, 14], "accept_checks": [13, 0]}
     assert figures.table([[one]])[2] == ("| stalled | 1 | 1 | 1.55 / 6.05 ms | 1.62 / 9.45 ms | 41.7 / 42.0 / 42.0 MB "
                                          "| 14 / 15 / 14 | 1.56 | 13 of 13 |")
+
+
+def test_the_capacity_table_keeps_a_server_it_has_no_words_for(tmp_path):
+    runs = [{"server": server, "tables": 100, "rate": 800, "p99_ms": 9.5, "server_cpu": 0.5, "server_rss_mb": 60.0}
+            for server in ("parsimonia", "parsimonia-workers8")]
+    (tmp_path / "c.json").write_text(json.dumps({
+        "runs": runs, "capacity": {r["server"]: {"100": 800} for r in runs},
+        "capacity_detail": {r["server"]: {"100": {"rate": 800, "limited_by": "max_rate"}} for r in runs}}))
+    lines = report.capacity_table("c.json")(tmp_path)
+    assert lines[3] == "| parsimonia-workers8 | >=800 (9.5 ms, 0.50 cores, 60 MB) |"
