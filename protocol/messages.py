@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Literal, NotRequired, TypedDict
 from protocol.codec import Limits
 from protocol.errors import ProtocolError
-from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Spec, Str
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Pattern, Record, SchemaError, Spec, Str
 from protocol.values import Map, Message, ReadMap, Value
 
 PROTOCOL_VERSION = 2  # the shape SPEC.md describes; a change of shape changes it (SPEC.md's change log)
@@ -27,7 +27,8 @@ HISTORY_PAGE = 256  # events in one `history` answer at most (and never more tha
 HISTORY_PAGE_BYTES = 60_000  # under the smallest frame limit a client may have (SPEC.md: 64 KiB)
 
 REQUEST_ID = Int(0, 2**31 - 1)
-TABLE = Str(64, min_len=1)
+# a table's id: t7, or on a cluster w2-t7 (worker 2's: server/cluster/names.py); ASCII digits only, no leading zero
+TABLE = Pattern(64, r"(?:w[1-9][0-9]*-)?t[1-9][0-9]*", "table id (t7; w2-t7 on a cluster)")
 GAME = Str(32, min_len=1)
 SEAT = Int(0, MAX_SEATS - 1)
 MILLIS = Int(0, 2**63 - 1)
