@@ -165,7 +165,7 @@ SERVER_REPLIES: dict[str, Record] = {
         },
         {"display": AnyMap(256)},
     ),
-    "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}),
+    "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}, {"away": List(Int(1, 999_999), 1024)}),
     "created": _reply({"table": TABLE}),
     "joined": _reply({"table": TABLE, "seat": SEAT, "token": Str(128, min_len=1), "game": GAME, "static": STATIC}),
     "watching": _reply({"table": TABLE, "game": GAME, "static": STATIC}),

@@ -41,3 +41,8 @@ def entry_key(worker: int) -> str:
 def inbox(worker: int) -> str:
     """The channel on which other workers ask this one to create a table or act on one of its tables."""
     return f"{ROOT}inbox:{worker}"
+
+
+def waiting_key(address: str) -> str:
+    """The places of the tables ``address`` created that wait for players, across the cluster (``caps``)."""
+    return f"{ROOT}waiting:{address}"

@@ -4,14 +4,19 @@ Each worker is the same command run again with ``--worker-id K`` and its own por
 own data directory (``DIR/worker-K``) that listens on the shared port (``SO_REUSEPORT``) and on its own, and
 registers in Redis (``server.cluster.worker``). A worker that dies (kill -9, a crash) is started again on the
 same port with the same directory, so its tables come back from its log and its clients resume where they were;
-one that keeps dying at once is restarted less and less often (up to every ``MAX_BACKOFF_MS``). A worker that
-exits by itself with an error before the cluster is up (having said why: a port in use, a data directory held)
-stops the cluster.
-Ctrl-C stops every worker (each gets SIGINT, then SIGKILL after ``STOP_GRACE_MS``).
+one that keeps dying at once is restarted less and less often (up to every ``MAX_BACKOFF_MS``). Once listening,
+a worker writes a byte on a pipe to its supervisor every 200 ms from its event loop; one silent for
+``timeout_ms`` (frozen, stalled: the kernel would go on handing it connections of the shared port) is killed and
+started again, with one log line. A worker that stopped has its directory entry removed at once, so the others
+answer ``unavailable`` for its tables instead of sending clients to it. A worker that exits by itself with an
+error before the cluster is up (having said why: a port in use, a data directory held) stops the cluster.
+Ctrl-C stops every worker (each gets SIGINT, then SIGKILL after ``STOP_GRACE_MS``) and takes them out of the
+directory.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import sys
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 import trio
 
 from server import logs
+from server.cluster import names
 from server.cluster.directory import HEARTBEAT_MS
 
 MIN_BACKOFF_MS = 100
@@ -28,6 +34,8 @@ MAX_BACKOFF_MS = 5000
 STABLE_MS = 5000  # a worker that ran this long is restarted at once again next time
 STOP_GRACE_MS = 5000
 READY_TIMEOUT_MS = 60_000  # to wait for every worker to listen before the banner says where they are
+TIMEOUT_MS = 1500  # a worker silent this long (no byte on its pipe) is killed and started again
+REDIS_MS = 1000  # the most a change of the directory (a worker gone) may take; it is not waited for
 
 
 class WorkerRefused(Exception):
@@ -40,6 +48,8 @@ class Plan:
     port: int  # the shared port
     ports: dict[int, int]  # worker id -> its own port
     argv: list[str]  # the serve command's own arguments, given to every worker with its id and ports
+    redis_url: str | None = None  # to take a worker that stopped out of the directory at once
+    timeout_ms: int = TIMEOUT_MS
 
 
 def pick_ports(host: str, port: int, base: int | None, workers: list[int]) -> Plan:
@@ -63,9 +73,10 @@ def _free_port(host: str) -> int:
         return int(s.getsockname()[1])
 
 
-def worker_command(plan: Plan, worker: int) -> list[str]:
+def worker_command(plan: Plan, worker: int, alive_fd: int | None = None) -> list[str]:
+    alive = [] if alive_fd is None else ["--alive-fd", str(alive_fd)]
     return [sys.executable, "-m", "server.cli", *plan.argv, "--port", str(plan.port), "--worker-id", str(worker),
-            "--own-port", str(plan.ports[worker])]
+            "--own-port", str(plan.ports[worker]), *alive]
 
 
 async def supervise(plan: Plan, ready: Callable[[], None], heartbeat_ms: int = HEARTBEAT_MS) -> None:
@@ -73,6 +84,7 @@ async def supervise(plan: Plan, ready: Callable[[], None], heartbeat_ms: int = H
     and have seen each other in the directory.
     ``WorkerRefused`` if a worker will not start."""
     started = trio.Event()
+    await _leave_directory(plan, list(plan.ports), "started")  # entries of a previous run: not listening yet
     async with trio.open_nursery() as nursery:
         for worker in plan.ports:
             nursery.start_soon(_keep_worker, plan, worker, started)
@@ -99,22 +111,80 @@ async def _until_listening(host: str, port: int) -> None:
 async def _keep_worker(plan: Plan, worker: int, started: trio.Event) -> None:
     log = logs.get(worker=worker)
     failures = 0
-    while True:
-        began = trio.current_time()
-        process = await trio.lowlevel.open_process(worker_command(plan, worker))
-        log.info("worker_started", pid=process.pid, port=plan.ports[worker])
-        try:
-            status = await process.wait()
-        finally:
-            with trio.CancelScope(shield=True):
-                await _stop(process)
-        ran_ms = int((trio.current_time() - began) * 1000)
-        if status > 0 and not started.is_set():  # it exited by itself before the cluster was up: it said why
-            raise WorkerRefused(f"worker {worker} did not start (status {status}: its reason is above)")
-        failures = 0 if ran_ms >= STABLE_MS else failures + 1
-        backoff_ms = min(MIN_BACKOFF_MS * 2 ** max(failures - 1, 0), MAX_BACKOFF_MS) if failures else 0
-        log.warning("worker_died", status=status, ran_ms=ran_ms, restart_in_ms=backoff_ms)
-        await trio.sleep(backoff_ms / 1000)
+    try:
+        while True:
+            began = trio.current_time()
+            read_end, write_end = os.pipe()
+            try:
+                process = await trio.lowlevel.open_process(worker_command(plan, worker, write_end),
+                                                           pass_fds=(write_end,))
+            except BaseException:
+                os.close(read_end)
+                raise
+            finally:
+                os.close(write_end)
+            log.info("worker_started", pid=process.pid, port=plan.ports[worker])
+            try:
+                silent_ms = await _watch_alive(read_end, plan.timeout_ms, process)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await _stop(process)
+            status = process.returncode
+            assert status is not None
+            ran_ms = int((trio.current_time() - began) * 1000)
+            if status > 0 and not started.is_set():  # it exited by itself before the cluster was up: it said why
+                raise WorkerRefused(f"worker {worker} did not start (status {status}: its reason is above)")
+            trio.lowlevel.spawn_system_task(_leave_directory, plan, [worker], "away")
+            failures = 0 if ran_ms >= STABLE_MS else failures + 1
+            backoff_ms = min(MIN_BACKOFF_MS * 2 ** max(failures - 1, 0), MAX_BACKOFF_MS) if failures else 0
+            if silent_ms is None:
+                log.warning("worker_died", status=status, ran_ms=ran_ms, restart_in_ms=backoff_ms)
+            else:
+                log.warning("worker_not_answering", silent_ms=silent_ms, ran_ms=ran_ms, restart_in_ms=backoff_ms,
+                            meaning="killed and started again")
+            await trio.sleep(backoff_ms / 1000)
+    finally:
+        with trio.CancelScope(shield=True):
+            await _leave_directory(plan, [worker], "stopped")
+
+
+async def _watch_alive(fd: int, timeout_ms: int, process: trio.Process) -> int | None:
+    """Until ``process`` ends (its end of the pipe closes): None if it ended by itself; the ms it had been silent
+    if it was killed for that. Silence counts from its first byte (before, it recovers its tables and starts
+    listening, for as long as its log takes)."""
+    async with trio.lowlevel.FdStream(fd) as pipe:
+        heard = None
+        while True:
+            with trio.move_on_after(float("inf") if heard is None else timeout_ms / 1000):
+                if not await pipe.receive_some(4096):
+                    await process.wait()
+                    return None
+                heard = trio.current_time()
+                continue
+            assert heard is not None
+            process.kill()
+            await process.wait()
+            return int((trio.current_time() - heard) * 1000)
+
+
+async def _leave_directory(plan: Plan, workers: list[int], why: str) -> None:
+    """Take ``workers`` out of the directory now (their entries; on ``stopped``, their membership too): the
+    others stop sending clients there at once, instead of when the entry expires. Best effort, bounded."""
+    if plan.redis_url is None:
+        return
+    from coredis import Redis
+    from coredis.exceptions import RedisError
+
+    try:
+        with trio.move_on_after(REDIS_MS / 1000):
+            async with Redis.from_url(plan.redis_url, decode_responses=True) as redis:
+                await redis.delete([names.entry_key(w) for w in workers])
+                if why == "stopped":
+                    await redis.srem(names.WORKERS, [str(w) for w in workers])
+                for w in workers:
+                    await redis.publish(names.CHANGES, str(w))
+    except (RedisError, OSError, ValueError) as exc:
+        logs.get().info("directory_not_updated", workers=workers, why=why, error=str(exc)[:200])
 
 
 async def _stop(process: trio.Process) -> None:
