@@ -4,12 +4,10 @@ A worker asks another by publishing ``{"op": ..., "reply": KEY, ...}`` on that w
 worker carries it out and pushes its answer onto the list ``KEY`` (which expires), on which the asker waits
 (BLPOP) for at most ``ASK_TIMEOUT_MS``. The operations:
 
-* ``create``: a table on the asked worker (the least loaded healthy one); answered with its id once its first
-  record is durable, or with the error the asked worker's lobby gave. Unanswered in time, or answered
-  ``unavailable`` (the asked worker's log failed), the asker creates it itself. It carries the asking address and
-  the place the asker reserved for it under the cluster's waiting-table cap (``caps``), which the holder keeps.
-* ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply (or
-  ``unavailable`` when that worker does not answer). The
+* ``create``: a table on the asked worker (the least loaded healthy one), with the asker's address and place
+  under the cluster's cap (``caps``); answered with its id once durable, or the asked lobby's error. Unanswered
+  in time, or ``unavailable`` (sick), the asker creates it itself.
+* ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply. The
   asker checked the organiser's token: Redis is trusted, and must be reachable only by the cluster.
 * ``kick``: close a connection the asked worker holds (its id tells which, ``names.worker_of_connection``).
 * ``connections``: the asked worker's connections, for the organiser's listing of every worker's (asked of every
