@@ -241,6 +241,8 @@ async def _leave_directory(plan: Plan, workers: list[int], why: str) -> None:
                 await redis.delete([names.entry_key(w) for w in workers])
                 if why == "stopped":
                     await redis.srem(names.WORKERS, [str(w) for w in workers])
+                elif why == "started":  # registered before they listen: their tables are unavailable meanwhile
+                    await redis.sadd(names.WORKERS, [str(w) for w in workers])
                 for w in workers:
                     await redis.publish(names.CHANGES, str(w))
     except (RedisError, OSError, ValueError) as exc:

@@ -47,13 +47,21 @@ class Worker:
         self.server: Server | None = None
         self.log = logs.get(worker=worker)
 
+    def prepare(self, server: Server) -> None:
+        """Before the server listens: its lobby answers ``unavailable`` for other workers' tables (not
+        ``no_such_table``) until the directory is read."""
+        assert server.lobby is not None
+        self.directory = Directory(self.worker, "", self.heartbeat_ms)
+        server.lobby.elsewhere = self.directory
+
     async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         assert server.lobby is not None and server.own_port is not None
+        if self.directory is None:
+            self.prepare(server)
+        assert self.directory is not None
         self.server = server
-        url = f"ws://{self.public_host}:{server.own_port}/"
-        self.directory = Directory(self.worker, url, self.heartbeat_ms)
+        self.directory.url = f"ws://{self.public_host}:{server.own_port}/"
         self.relay = Relay(self.worker, self.directory, server)
-        server.lobby.elsewhere = self.directory
         task_status.started()
         async with trio.open_nursery() as alive:
             if self.alive_fd is not None:
