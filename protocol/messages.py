@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Literal, NotRequired, TypedDict
 from protocol.codec import Limits
 from protocol.errors import ProtocolError
-from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Spec, Str
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Pattern, Record, SchemaError, Spec, Str
 from protocol.values import Map, Message, ReadMap, Value
 
 PROTOCOL_VERSION = 2  # the shape SPEC.md describes; a change of shape changes it (SPEC.md's change log)
@@ -29,7 +29,8 @@ REPLAY_PAGE = 256  # steps in one `replay` answer at most (and never more than H
 MAX_LISTED_RATINGS = 256  # ladder rows in one `ratings` answer (about 120 bytes each: well under 64 KiB)
 
 REQUEST_ID = Int(0, 2**31 - 1)
-TABLE = Str(64, min_len=1)
+# a table's id: t7, or on a cluster w2-t7 (worker 2's: server/cluster/names.py); ASCII digits only, no leading zero
+TABLE = Pattern(64, r"(?:w[1-9][0-9]*-)?t[1-9][0-9]*", "table id (t7; w2-t7 on a cluster)")
 GAME = Str(32, min_len=1)
 SEAT = Int(0, MAX_SEATS - 1)
 MILLIS = Int(0, 2**63 - 1)
@@ -182,7 +183,7 @@ SERVER_REPLIES: dict[str, Record] = {
         },
         {"display": AnyMap(256)},
     ),
-    "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}),
+    "tables": _reply({"tables": List(TABLE_SUMMARY, MAX_LISTED_TABLES)}, {"away": List(Int(1, 999_999), 1024)}),
     "created": _reply({"table": TABLE}),
     "joined": _reply({"table": TABLE, "seat": SEAT, "token": Str(128, min_len=1), "game": GAME, "static": STATIC}),
     "watching": _reply({"table": TABLE, "game": GAME, "static": STATIC}),

@@ -9,6 +9,7 @@ so ``protocol/SPEC.md`` and the error a client gets always agree.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -98,6 +99,26 @@ class Str:
 
     def describe(self) -> str:
         return f"str ({self.min_len}..{self.max_len} chars)"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A string of at most ``max_len`` characters that ``pattern`` matches whole (write it with explicit ASCII
+    classes such as ``[0-9]``: ``\\d`` also takes other scripts' digits); ``shape`` names it for SPEC.md."""
+
+    max_len: int
+    pattern: str
+    shape: str
+
+    def check(self, value: Any, path: str) -> str:
+        if not isinstance(value, str):
+            raise _type_error(path, "a string", value)
+        if len(value) > self.max_len or re.fullmatch(self.pattern, value, re.ASCII) is None:
+            raise SchemaError("bad_field", path, f"expected {self.shape}")
+        return value
+
+    def describe(self) -> str:
+        return self.shape
 
 
 @dataclass(frozen=True)

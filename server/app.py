@@ -66,6 +66,8 @@ class ClusterNode(Protocol):
     first_connection_id: int  # its connections' ids: unique across the cluster
     own_port: int  # the worker's own port, for clients sent to it (0: any free one)
 
+    def prepare(self, server: Server) -> None: ...  # once the lobby exists, before the server listens
+
     async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         ...
 
@@ -76,6 +78,8 @@ class ClusterNode(Protocol):
     def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
 
     async def connections(self) -> list[messages.ConnectionSummary]: ...
+
+    def away(self) -> list[int]: ...  # the workers whose tables a listing lacks (ProtocolError: not known yet)
 
     def publish(self, topic: str, data: dict[str, Any]) -> None: ...
 
@@ -165,11 +169,12 @@ class Server:
                     self.port = await nursery.start(partial(serve_tcp, admit=self._admit), self._handle, cfg.host,
                                                     cfg.port)
                 else:  # the cluster's shared port (each worker takes some of its connections), and its own
+                    self.cluster = cfg.cluster
+                    cfg.cluster.prepare(self)  # before listening: other workers' tables unavailable until it runs
                     self.port = await nursery.start(partial(serve_tcp, reuse_port=True, admit=self._admit),
                                                     self._handle, cfg.host, cfg.port)
                     self.own_port = await nursery.start(partial(serve_tcp, admit=self._admit), self._handle, cfg.host,
                                                         cfg.cluster.own_port)
-                    self.cluster = cfg.cluster
                     await nursery.start(cfg.cluster.run, self)
                 self.log.info("listening", host=cfg.host, port=self.port, own_port=self.own_port)
                 task_status.started(self)

@@ -215,7 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "each machine of a cluster numbers its workers apart (e.g. 1 and 101)")
     cluster.add_argument("--heartbeat-ms", type=positive_int, default=500, help="how often a worker renews its "
                          "entry in Redis and reads the others'; an entry expires after 4 of them")
+    cluster.add_argument("--worker-timeout-ms", type=positive_int, default=1500, help="a worker whose event loop "
+                         "is silent this long (frozen, stalled) is killed and started again")
     serve.add_argument("--worker-id", type=positive_int, help=argparse.SUPPRESS)  # given by the supervisor
+    serve.add_argument("--alive-fd", type=int, help=argparse.SUPPRESS)  # the worker's pipe to its supervisor
     serve.add_argument("--own-port", type=port, default=0, help=argparse.SUPPRESS)
 
     bot = command("bot", "seat a reference bot at a table over the network", cmd_bot)
@@ -307,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     tables = command("tables", "list a server's tables: id, game, seats taken, state, spectators", cmd_tables)
     tables.add_argument("--url", type=ws_url, default=default_url, help=url_help)
     tables.add_argument("--json", action="store_true", help="print the list as JSON")
+    tables.add_argument("--timeout-s", type=positive_float, default=10.0, help="give up (exit status 1) after "
+                        "this long without an answer; a cluster's worker that did not answer is named, status 1")
 
     from bench.storm import add_arguments as add_bench_arguments
 

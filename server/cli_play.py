@@ -9,6 +9,7 @@ import logging
 import os
 import secrets
 import sys
+from typing import Any
 
 from protocol.values import Map
 from server.games.parsimonia.config import preset_options
@@ -120,7 +121,17 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
     from clients.sdk import request_once
 
-    listing = trio.run(lambda: request_once(args.url, "tables", client="parsimonia-tables"))["tables"]
+    async def ask() -> dict[str, Any] | None:
+        with trio.move_on_after(args.timeout_s):
+            return await request_once(args.url, "tables", client="parsimonia-tables")
+        return None
+
+    reply = trio.run(ask)
+    if reply is None:  # e.g. a frozen worker of a cluster, handed the connection
+        print(f"parsimonia tables: the server at {args.url} did not answer within {args.timeout_s:g} s",
+              file=sys.stderr)
+        return 1
+    listing, away = reply["tables"], reply.get("away", [])
     if args.json:
         print(json.dumps(listing, sort_keys=True))
     elif not listing:
@@ -132,7 +143,9 @@ def cmd_tables(args: argparse.Namespace) -> int:
         for t in listing:
             print(f"{t['table']:<{tw}} {t['game']:<{gw}} {t['taken']:>2}/{t['seats']:<2}  {t['state']:<8} "
                   f"{t['spectators']}")
-    return 0
+    for worker in away:  # a cluster's worker away (restarting, frozen): the listing lacks its tables
+        print(f"parsimonia tables: worker {worker} did not answer: its tables are not listed", file=sys.stderr)
+    return 1 if away else 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if config.data_dir is not None:
             config.data_dir = os.path.join(config.data_dir, f"worker-{args.worker_id}")
         worker = config.cluster = Worker(args.worker_id, args.redis, args.own_port, _public_host(args),
-                                         args.heartbeat_ms)
+                                         args.heartbeat_ms, args.alive_fd)
         structlog.contextvars.bind_contextvars(worker=args.worker_id)  # every line of this worker's log says so
 
     open_files = raise_open_files_limit()
@@ -108,7 +108,7 @@ def _supervise(args: argparse.Namespace) -> int:
 
     workers = list(range(args.first_worker, args.first_worker + args.workers))
     plan: Plan = pick_ports(args.host, args.port, args.worker_ports, workers)
-    plan.argv = args.argv
+    plan.argv, plan.redis_url, plan.timeout_ms = args.argv, args.redis, args.worker_timeout_ms
 
     def ready() -> None:
         own = ", ".join(f"worker {w} on {_public_host(args)}:{p}" for w, p in plan.ports.items())

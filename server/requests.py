@@ -79,7 +79,9 @@ def handle(conn: Connection, raw: dict[str, object]) -> Awaitable[None] | None:
         if kind == "ping":
             conn.send(messages.pong(re=re, server_time=conn.lobby.clock.now_ms(), **conn.round_trip()))
         elif kind == "tables":
-            conn.send(messages.reply("tables", re, tables=conn.lobby.summaries()[: messages.MAX_LISTED_TABLES]))
+            away = [] if conn.server.cluster is None else conn.server.cluster.away()  # workers not listed (cluster)
+            conn.send(messages.reply("tables", re, tables=conn.lobby.summaries()[: messages.MAX_LISTED_TABLES],
+                                     **({"away": away} if away else {})))
         elif kind == "admin":
             _admin(conn, cast(AdminRequest, msg), re)
         elif kind == "bulletin":

@@ -1,14 +1,13 @@
 """The directory in Redis, and this worker's copy of it.
 
-Every heartbeat a worker renews its entry (address, live tables, connections, and the list of its tables), a key
-that expires after a few beats: a worker that stops (killed, or cut off from Redis) leaves the directory by
-itself, and one that comes back (or a Redis that was restarted and lost everything) is registered again on the
-next beat. A table opened here wakes the beat at once, and the others are told to read again (``names.CHANGES``),
-so a new table is listed everywhere within milliseconds. On each beat a worker reads the other workers' entries
-into a copy that the lobby reads
-without waiting: where a table held elsewhere is (``locate``), every worker's tables (``summaries``), and where a
-new table should go (``least_loaded``). Redis that cannot be reached is logged once, then once more when it is
-back; the worker's own tables never wait on it.
+Every heartbeat a worker renews its entry (address, load, health, its tables), a key that expires after a few
+beats: a worker that stops leaves the directory by itself, and one that comes back (or a Redis restarted empty)
+is registered again on the next beat. A table opened here wakes the beat at once, and the others are told to
+read again (``names.CHANGES``): a new table is listed everywhere within milliseconds. On each beat a worker reads
+the others' entries into a copy that the lobby reads without waiting: where a table held elsewhere is
+(``locate``: ``unavailable`` while its worker is away or before the first read), every worker's tables
+(``summaries``), and where a new table should go (``least_loaded``: a healthy worker). Redis unreachable is
+logged once, and once more when it is back; the worker's own tables never wait on it.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ import trio
 from coredis import Redis
 from coredis.exceptions import RedisError
 
+from protocol.errors import ProtocolError
 from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY, TableSummary
 from protocol.schema import SchemaError
 from server import logs
@@ -29,6 +29,7 @@ from server.cluster import names
 
 if TYPE_CHECKING:
     from server.app import Server
+    from server.lobby import Lobby
 
 HEARTBEAT_MS = 500
 EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
@@ -44,6 +45,7 @@ class Peer:
     url: str
     tables: int  # live tables
     connections: int
+    healthy: bool = True  # False: its log failed; it takes no new tables
 
 
 class Directory:
@@ -52,28 +54,48 @@ class Directory:
         self.url = url
         self.heartbeat_ms = heartbeat_ms
         self.peers: dict[int, Peer] = {}  # the other live workers, as of the last beat
+        self.members: set[int] = set()  # every registered worker, as of the last beat (those not in peers: away)
+        self.read = False  # the directory was read once: until then a table of another worker is unavailable
         self.addresses: dict[int, str] = {}  # every other worker's last known address (a dead one comes back there)
         self._their_tables: list[TableSummary] = []
         self.reachable: bool | None = None  # Redis answered the last beat (None: no beat yet)
         self._wake = trio.Event()  # set: beat now, not at the next beat's time
-        self._announce = False  # a table opened here: after the beat, tell the others to read the entries now
+        self._announce = True  # after the (first) beat, tell the others to read the entries now: this one is back
         self.log = logs.get(worker=worker)
 
     # -- read by the lobby and the relay, never waiting
 
     def locate(self, table_id: str) -> str | None:
-        """The address of the worker holding ``table_id``, if another worker does."""
+        """The address of the worker holding ``table_id``, if another live worker does; None if no worker does.
+        ``ProtocolError("unavailable")`` (retryable) while the directory is unread or its worker is away."""
         worker = names.worker_of(table_id)
-        return None if worker is None or worker == self.worker else self.addresses.get(worker)
+        if worker is None or worker == self.worker:
+            return None
+        if not self.read:
+            raise ProtocolError("unavailable", "this worker has not yet read the cluster's directory: send the "
+                                "request again in a moment")
+        peer = self.peers.get(worker)
+        if peer is not None:
+            return peer.url
+        if worker in self.members:
+            raise ProtocolError("unavailable", f"worker {worker}, which holds {table_id}, is away (restarting or "
+                                "not answering): send the request again in a moment")
+        return None
+
+    def away(self) -> list[int]:
+        """The registered workers whose entries are gone (restarting, frozen, cut off): their tables are not in
+        ``summaries``."""
+        return sorted(self.members - set(self.peers) - {self.worker})
 
     def summaries(self) -> list[TableSummary]:
         return self._their_tables
 
-    def least_loaded(self, own_tables: int) -> int | None:
-        """The live worker a new table should go to (fewest live tables), or None for this one, which wins a tie.
-        The chosen worker's count goes up at once: tables created faster than the beat spread too."""
-        best = min(self.peers.values(), key=lambda p: (p.tables, p.worker), default=None)
-        if best is None or best.tables >= own_tables:
+    def least_loaded(self, own_tables: int, healthy_here: bool = True) -> int | None:
+        """The healthy live worker a new table should go to (fewest live tables), or None for this one, which
+        wins a tie (and is the last resort when no other is healthy, sick or not). The chosen worker's count goes
+        up at once: tables created faster than the beat spread too."""
+        best = min((p for p in self.peers.values() if p.healthy), key=lambda p: (p.tables, p.worker), default=None)
+        if best is None or (healthy_here and best.tables >= own_tables):
             return None
         best.tables += 1
         return best.worker
@@ -120,14 +142,14 @@ class Directory:
         assert lobby is not None
         listing = [t.summary() for t in list(lobby.tables.values())[:MAX_LISTED_TABLES]]
         entry = {"worker": self.worker, "url": self.url, "pid": os.getpid(), "tables": len(lobby.live),
-                 "connections": len(server.connections), "listing": listing}
+                 "connections": len(server.connections), "healthy": sick(lobby) is None, "listing": listing}
         await redis.set(names.entry_key(self.worker), json.dumps(entry), px=self.heartbeat_ms * EXPIRE_BEATS)
         members = {int(m) for m in await redis.smembers(names.WORKERS) if m.isdigit()}
         if self.worker not in members:
             await redis.sadd(names.WORKERS, [str(self.worker)])
         others = sorted(members - {self.worker})
         if not others:
-            self.peers, self._their_tables = {}, []
+            self.peers, self._their_tables, self.members, self.read = {}, [], members | {self.worker}, True
             return
         peers: dict[int, Peer] = {}
         tables: list[TableSummary] = []
@@ -139,7 +161,17 @@ class Directory:
             peers[worker] = peer
             self.addresses[worker] = peer.url
             tables.extend(_listing(worker, entry.get("listing")))
-        self.peers, self._their_tables = peers, tables
+        self.peers, self._their_tables, self.members, self.read = peers, tables, members | {self.worker}, True
+
+
+def sick(lobby: Lobby) -> str | None:
+    """Why this worker should take no new tables (its log failed: a table stopped), or None. A local stand-in
+    for the server's own health check."""
+    for table in lobby.tables.values():
+        stopped = getattr(table, "stopped", None)
+        if stopped is not None:
+            return f"table {table.id} stopped: its log could not be written ({stopped})"
+    return None
 
 
 def _json(raw: Any) -> Any:
@@ -160,7 +192,7 @@ def _peer(worker: int, entry: Any) -> Peer | None:
         return None
     if not (isinstance(tables, int) and isinstance(connections, int) and tables >= 0 and connections >= 0):
         return None
-    return Peer(worker, url, tables, connections)
+    return Peer(worker, url, tables, connections, entry.get("healthy") is not False)
 
 
 def _listing(worker: int, listing: Any) -> list[TableSummary]:

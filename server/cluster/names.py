@@ -8,7 +8,7 @@ ROOT = "parsimonia:"
 WORKERS = ROOT + "workers"  # the set of every worker id ever registered (its entry expires, not its membership)
 BULLETINS = ROOT + "bulletins"  # the channel of bulletins published on any worker, for every worker
 CHANGES = ROOT + "changes"  # the channel on which a worker that opened a table tells the others (its number)
-_TABLE_ID = re.compile(r"^w(\d{1,6})-t\d+$")
+_TABLE_ID = re.compile(r"w([1-9][0-9]{0,5})-t[1-9][0-9]*", re.ASCII)  # whole (fullmatch), ASCII digits only
 CONNECTIONS_APART = 10**12  # worker K numbers its connections from K * this + 1 (worker 999999's stay under 2**62)
 
 
@@ -19,7 +19,7 @@ def table_prefix(worker: int) -> str:
 
 def worker_of(table_id: str) -> int | None:
     """The worker that holds ``table_id``, or None for an id no worker gives."""
-    m = _TABLE_ID.match(table_id)
+    m = _TABLE_ID.fullmatch(table_id)
     return None if m is None else int(m.group(1))
 
 
@@ -41,3 +41,8 @@ def entry_key(worker: int) -> str:
 def inbox(worker: int) -> str:
     """The channel on which other workers ask this one to create a table or act on one of its tables."""
     return f"{ROOT}inbox:{worker}"
+
+
+def waiting_key(address: str) -> str:
+    """The places of the tables ``address`` created that wait for players, across the cluster (``caps``)."""
+    return f"{ROOT}waiting:{address}"

@@ -4,8 +4,9 @@ A worker asks another by publishing ``{"op": ..., "reply": KEY, ...}`` on that w
 worker carries it out and pushes its answer onto the list ``KEY`` (which expires), on which the asker waits
 (BLPOP) for at most ``ASK_TIMEOUT_MS``. The operations:
 
-* ``create``: a table on the asked worker (the least loaded); answered with its id once its first record is
-  durable, or with the error the asked worker's lobby gave. Unanswered in time, the asker creates it itself.
+* ``create``: a table on the asked worker (the least loaded healthy one), with the asker's address and place
+  under the cluster's cap (``caps``); answered with its id once durable, or the asked lobby's error. Unanswered
+  in time, or ``unavailable`` (sick), the asker creates it itself.
 * ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply. The
   asker checked the organiser's token: Redis is trusted, and must be reachable only by the cluster.
 * ``kick``: close a connection the asked worker holds (its id tells which, ``names.worker_of_connection``).
@@ -32,13 +33,13 @@ from coredis.exceptions import RedisError
 from protocol import messages
 from protocol.codec import decode
 from protocol.errors import ERROR_CODES, ProtocolError
-from protocol.schema import AnyMap, Int, List, SchemaError
+from protocol.schema import AnyMap, Int, List, SchemaError, Str
 from protocol.values import Map, Message, Options, ReadMap
 from server import logs, requests
-from server.cluster import names
-from server.cluster.directory import Directory
+from server.cluster import caps, names
+from server.cluster.directory import Directory, sick
 from server.requests import CreateRequest
-from server.table import Request
+from server.table import Request, Table
 
 if TYPE_CHECKING:
     from server.app import Server
@@ -50,6 +51,8 @@ RESUBSCRIBE_MS = 1000  # the wait before subscribing again after Redis went away
 _BULLETIN_DATA = AnyMap(256)
 _CONNECTIONS = List(messages.CONNECTION_SUMMARY, 100_000)
 _CONN_ID = Int(1, 2**62)
+_ADDRESS = Str(64, min_len=1)
+_PLACE = Str(32, min_len=1)
 
 
 # What one worker asks another (``reply``, the key to answer on, is added as it goes out).
@@ -60,6 +63,8 @@ class CreateAsk(TypedDict):
     seed: NotRequired[int]
     time_scale: NotRequired[float]
     options: NotRequired[Options]
+    address: NotRequired[str]  # the asking client's, held to the cluster's waiting-table cap
+    place: NotRequired[str]  # its place under that cap (``caps``), kept by the worker that holds the table
 
 
 class AdminAsk(TypedDict):
@@ -117,19 +122,23 @@ class Relay:
         self.server = server
         self.lobby = server.lobby
         self.redis: Redis | None = None  # None while the worker has no client (Redis gone, being reconnected)
+        self.places = caps.Places(self.lobby)
         self.log = logs.get(worker=worker)
 
     # -- asked by this worker's connections (never waiting: the asking runs in a task of its own)
 
     def create_elsewhere(self, conn: Connection, msg: Message, re: int | None) -> bool:
-        """Send ``create`` to the least-loaded worker if that is another one; False: create it here."""
+        """Take on ``create`` while Redis answers: a place under the cluster's waiting-table cap for the asking
+        address (not the organiser's), then the table on the least-loaded healthy worker (this one, if it is that
+        or no other is healthy). False: Redis is away, create it here (this worker's own count is the cap)."""
         if self.redis is None or not self.directory.reachable:
             return False
-        target = self.directory.least_loaded(len(self.lobby.live))
-        if target is None:
+        admin = msg.get("admin")
+        address = None if self.server.is_admin(admin if isinstance(admin, str) else None) else conn.address
+        target = self.directory.least_loaded(len(self.lobby.live), healthy_here=sick(self.lobby) is None)
+        if target is None and address is None:
             return False
-        fields = {k: v for k, v in msg.items() if k not in ("type", "id", "admin")}  # the table's own
-        self.lobby.nursery.start_soon(self._create_via, conn, target, fields, re)
+        self.lobby.nursery.start_soon(self._create_via, conn, target, msg, re, address)
         return True
 
     def forward_admin(self, conn: Connection, msg: Message, re: int | None) -> bool:
@@ -176,21 +185,58 @@ class Relay:
             note = json.dumps(bulletin)
             self.lobby.nursery.start_soon(self._publish, names.BULLETINS, note)
 
-    async def _create_via(self, conn: Connection, target: int, fields: Map, re: int | None) -> None:
-        answer = await self._ask(target, {"op": "create", **fields})
-        if answer is None:  # the chosen worker did not answer: the table goes here after all
-            self.log.warning("create_not_answered", target=target)
-            try:
-                requests.create_here(conn, cast(CreateRequest, messages.parse_client({"type": "create", **fields})), re)
-            except ProtocolError as err:
-                conn.send(messages.error(err, re=re))
-            return
-        table = answer.get("table")
-        if isinstance(table, str) and names.worker_of(table) == target:
-            conn.log.info("table_created", table=table, worker=target)
-            conn.send(messages.reply("created", re, table=table))
+    async def _create_via(self, conn: Connection, target: int | None, msg: Message, re: int | None,
+                          address: str | None) -> None:
+        place = None
+        if address is not None and self.redis is not None:
+            place = caps.new_place()
+            reserved = await caps.reserve(self.redis, address, self.lobby.waiting_per_address, place)
+            if reserved is False:
+                conn.send(messages.error(ProtocolError("rate_limited", "an address may have at most "
+                          f"{self.lobby.waiting_per_address} tables it created waiting for players at once on "
+                          "this cluster"), re=re))
+                return
+            if reserved is None:
+                place = None  # Redis did not answer: this worker's own count decides
+        if target is not None:
+            fields = {k: v for k, v in msg.items() if k not in ("type", "id", "admin")}  # the table's own
+            if address is not None and place is not None:
+                fields.update(address=address, place=place)
+            answer = await self._ask(target, {"op": "create", **fields})
+            if answer is not None and answer.get("code") != "unavailable":
+                table = answer.get("table")
+                if isinstance(table, str) and names.worker_of(table) == target:
+                    conn.log.info("table_created", table=table, worker=target)
+                    conn.send(messages.reply("created", re, table=table))
+                    return
+                conn.send(messages.error(_error_of(answer), re=re))
+            else:  # the chosen worker did not answer, or is sick: the table goes here after all
+                self.log.warning("create_not_answered" if answer is None else "create_refused_unavailable",
+                                 target=target)
+                self._create_here(conn, msg, re, address, place)
+                return
         else:
-            conn.send(messages.error(_error_of(answer), re=re))
+            self._create_here(conn, msg, re, address, place)
+            return
+        if address is not None and place is not None:
+            self.places.give_back(address, place)
+
+    def _create_here(self, conn: Connection, msg: Message, re: int | None, address: str | None,
+                     place: str | None) -> None:
+        """The table on this worker (its own count of the address's waiting tables applies too)."""
+        table: Table | None = None
+        tracked = address is not None and place is not None
+        try:
+            before = set(self.lobby.live) if tracked else set()
+            requests.create_here(conn, cast(CreateRequest, messages.parse_client(dict(msg))), re)
+            table = next((self.lobby.live[t] for t in set(self.lobby.live) - before), None) if tracked else None
+        except ProtocolError as err:
+            conn.send(messages.error(err, re=re))
+        if address is not None and place is not None:
+            if table is None:
+                self.places.give_back(address, place)
+            else:
+                self.places.hold(table.id, address, place)
 
     async def _admin_via(self, conn: Connection, worker: int, ask: AdminAsk | KickAsk, re: int | None) -> None:
         answer = await self._ask(worker, ask)
@@ -202,7 +248,7 @@ class Relay:
         else:
             held = ask["table"] if "table" in ask else f"connection {ask['conn']}"
             conn.send(messages.error(ProtocolError(
-                "internal", f"worker {worker}, which holds {held}, did not answer"), re=re))
+                "unavailable", f"worker {worker}, which holds {held}, did not answer: ask again in a moment"), re=re))
 
     async def _ask(self, worker: int, request: Ask | Map) -> Map | None:
         """Publish ``request`` on ``worker``'s inbox and wait for its answer; None if none came in time."""
@@ -222,6 +268,17 @@ class Relay:
             return None
         answer = None if got is None else _json(got[1])
         return answer if isinstance(answer, dict) else None
+
+    async def keep_places(self, redis: Redis, every_ms: int) -> None:
+        """Renew the places of this worker's waiting tables under the cluster's cap, and give back the others',
+        every beat, for ever (a Redis that fails is tried again at the next beat)."""
+        while True:
+            try:
+                with trio.move_on_after(max(every_ms, caps.REDIS_TIMEOUT_MS) / 1000):
+                    await self.places.renew(redis)
+            except (RedisError, OSError):
+                pass  # the heartbeat says once that Redis is gone
+            await trio.sleep(every_ms / 1000)
 
     async def _publish(self, channel: str, note: str) -> None:
         redis = self.redis
@@ -293,12 +350,19 @@ class Relay:
         key = self._reply_key(note)
         fields = {k: v for k, v in note.items() if k not in ("op", "reply")}
         try:
+            address = None if fields.get("address") is None else _ADDRESS.check(fields.pop("address"), "address")
+            place = None if fields.get("place") is None else _PLACE.check(fields.pop("place"), "place")
+            why = sick(self.lobby)
+            if why is not None:  # the asker makes it itself
+                raise ProtocolError("unavailable", f"worker {self.worker} takes no new tables: {why}")
             msg = messages.parse_client({"type": "create", **fields})
             table = self.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
-                                      msg.get("options"))
+                                      msg.get("options"), address=address)
         except ProtocolError as err:
             self.lobby.nursery.start_soon(self._answer, key, {"code": err.code, "message": err.message})
             return
+        if address is not None and place is not None:
+            self.places.hold(table.id, address, place)
         self.log.info("table_created", table=table.id, asked=True)
         answer: Created = {"table": table.id}
         if table.journal is None:

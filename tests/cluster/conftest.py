@@ -94,7 +94,9 @@ class Redis:
 class Cluster:
     """``parsimonia serve --workers N`` on 127.0.0.1: its shared URL and each worker's own, from its banner."""
 
-    def __init__(self, tmp: Path, redis_url: str | None, workers: int = 2, *args: str) -> None:
+    def __init__(self, tmp: Path, redis_url: str | None, workers: int = 2, *args: str,
+                 env: dict[str, str] | None = None) -> None:
+        tmp.mkdir(parents=True, exist_ok=True)
         self.tmp = tmp
         self.err_path = tmp / "cluster.err"
         cmd = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--workers", str(workers),
@@ -102,7 +104,7 @@ class Cluster:
         if redis_url is not None:
             cmd += ["--redis", redis_url]
         with open(tmp / "cluster.out", "wb") as out, open(self.err_path, "wb") as err:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=ENV)
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, env={**ENV, **(env or {})})
         self.url, self.workers = self._read_banner(workers)
 
     def _read_banner(self, workers: int) -> tuple[str, dict[int, str]]:

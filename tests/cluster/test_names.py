@@ -5,7 +5,8 @@ from server.cluster import names
 
 def test_a_workers_table_ids_name_it_and_no_other_id_does() -> None:
     assert names.worker_of(names.table_prefix(7) + "t12") == 7
-    for other in ("t12", "w-t1", "w7t1", "w7-", "w7-tx", "w1234567-t1", " w7-t1", "w7-t1 "):
+    for other in ("t12", "w-t1", "w7t1", "w7-", "w7-tx", "w1234567-t1", " w7-t1", "w7-t1 ", "w7-t1\n", "w07-t1",
+                  "w0-t1", "w7-t01", "w\u0662-t1", "w7-t\u0661", "w\uff17-t1"):  # ASCII digits only, the id whole
         assert names.worker_of(other) is None
 
 

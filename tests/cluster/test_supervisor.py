@@ -57,6 +57,7 @@ async def test_a_worker_killed_mid_game_comes_back_with_its_table_and_the_other_
             await trio.sleep(0.05)
     assert replay_file(str(journal), quiet=True, out=lambda line: None) == 0
     assert "worker_died" in cluster.errors()
+    assert "spare=True" in cluster.errors()  # it became the spare kept ready, its imports done: no cold start
 
 
 async def test_one_worker_serves_without_redis_as_before(tmp_path: Path) -> None:
@@ -101,3 +102,31 @@ def test_a_worker_that_cannot_start_stops_the_cluster_saying_why(tmp_path: Path,
     assert run.returncode == 2, run.stderr
     assert "worker 1 did not start" in run.stderr and "Traceback" not in run.stderr
     assert "already in use" in run.stderr  # the worker's own line: why
+
+
+async def test_a_frozen_worker_is_started_again_within_its_timeout_and_costs_no_create_after_2_s(
+        tmp_path: Path, redis: Redis) -> None:
+    cluster = Cluster(tmp_path, redis.url, 2, "--worker-timeout-ms", "1000")
+    frozen = redis.entry(2)
+    assert frozen is not None
+    try:
+        table = (await request_once(cluster.workers[2], "create", game="parsimonia", seats=2))["table"]
+        os.kill(frozen["pid"], signal.SIGSTOP)  # as a hung process or a stalled disk would
+        await trio.sleep(2)
+        for _ in range(6):  # through the shared port, which the kernel also hands to the frozen worker
+            with trio.fail_after(5):
+                created = await request_once(cluster.url, "create", game="parsimonia", seats=2)
+            assert created["table"].startswith("w")
+        with trio.fail_after(10):
+            while (back := redis.entry(2)) is None or back["pid"] == frozen["pid"]:
+                await trio.sleep(0.05)
+        assert cluster.errors().count("worker_not_answering") == 1
+        with trio.fail_after(10):  # its tables came back from its log
+            while table not in {t["table"] for t in (await request_once(cluster.workers[2], "tables"))["tables"]}:
+                await trio.sleep(0.1)
+    finally:
+        try:
+            os.kill(frozen["pid"], signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        cluster.stop()

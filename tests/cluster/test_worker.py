@@ -6,11 +6,17 @@ from __future__ import annotations
 import json
 import signal
 import urllib.request
+from types import SimpleNamespace
 
+import pytest
 import trio
 
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
+from protocol.errors import ProtocolError
+from server.clock import ServerClock
+from server.cluster.worker import Worker
+from server.lobby import Lobby
 from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis, play_to_the_end
 
 
@@ -72,3 +78,20 @@ async def test_a_redis_that_hangs_counts_as_unreachable_and_the_workers_go_on(cl
     finally:
         redis.proc.send_signal(signal.SIGCONT)
     await _until(lambda: cluster.errors().count("redis_reachable") >= 2, 20)
+
+
+async def test_before_it_listens_a_worker_answers_unavailable_for_other_workers_tables() -> None:
+    async with trio.open_nursery() as nursery:
+        lobby = Lobby(nursery, ServerClock(), id_prefix="w2-")
+        worker = Worker(2, "redis://127.0.0.1:1/0", 0, "127.0.0.1")
+        worker.prepare(SimpleNamespace(lobby=lobby))  # type: ignore[arg-type]
+        with pytest.raises(ProtocolError) as refused:
+            lobby.get("w1-t1")  # e.g. after a supervisor restart, worker 1 not back yet: not no_such_table
+        assert refused.value.code == "unavailable"
+        with pytest.raises(ProtocolError) as missing:
+            lobby.get("w2-t9")  # its own: it knows
+        assert missing.value.code == "no_such_table"
+        with pytest.raises(ProtocolError) as listing:
+            worker.away()  # a listing of every table would lack the others'
+        assert listing.value.code == "unavailable"
+        nursery.cancel_scope.cancel()

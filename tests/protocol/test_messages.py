@@ -158,6 +158,16 @@ def test_field_out_of_type_or_range_is_bad_field_naming_the_field(kind, field, v
     assert err.message.startswith(f"{field}:")
 
 
+@pytest.mark.parametrize("table", ["w2-t1\n", "w02-t1", "w\u0662-t1", "t\u0667", "t0", "t01", "w0-t1", "w2-t", "x",
+                                   "../replays/t9", "t" + "1" * 64, " t1"])
+def test_a_table_id_is_ascii_t_or_w_digits_whole_and_anything_else_is_bad_field(table):
+    for kind in ("join", "watch", "resume", "act", "view", "leave", "history"):
+        err = refused({"type": kind, **MINIMAL[kind], "table": table})
+        assert (err.code, err.message.split(":")[0]) == ("bad_field", "table"), kind
+    for table in ("t1", "t907", "w2-t1", "w101-t33"):
+        assert parse_client({"type": "watch", "table": table})["table"] == table
+
+
 def test_create_optional_fields_accepted_and_time_scale_becomes_float():
     options = {"turn_ms": 500}
     msg = parse_client(

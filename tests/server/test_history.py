@@ -191,4 +191,4 @@ async def test_a_game_finished_before_a_restart_pages_from_its_replay_file(autoj
     assert [e["event"]["type"] for e in answer["events"]] == ["chose", "chose"]
     assert answer["last_seq"] == match.seq and answer["next"] == 3
     assert all("value" not in e["event"] for e in answer["events"])  # as a spectator saw them
-    assert broken["code"] == "internal" and outside["code"] == "no_such_table"
+    assert broken["code"] == "internal" and outside["code"] == "bad_field"  # not a table id
