@@ -26,10 +26,10 @@ from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY, TableSummary
 from protocol.schema import SchemaError
 from server import logs
 from server.cluster import names
+from server.health import of_server
 
 if TYPE_CHECKING:
     from server.app import Server
-    from server.lobby import Lobby
 
 HEARTBEAT_MS = 500
 EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
@@ -142,7 +142,7 @@ class Directory:
         assert lobby is not None
         listing = [t.summary() for t in list(lobby.tables.values())[:MAX_LISTED_TABLES]]
         entry = {"worker": self.worker, "url": self.url, "pid": os.getpid(), "tables": len(lobby.live),
-                 "connections": len(server.connections), "healthy": sick(lobby) is None, "listing": listing}
+                 "connections": len(server.connections), "healthy": sick(server) is None, "listing": listing}
         await redis.set(names.entry_key(self.worker), json.dumps(entry), px=self.heartbeat_ms * EXPIRE_BEATS)
         members = {int(m) for m in await redis.smembers(names.WORKERS) if m.isdigit()}
         if self.worker not in members:
@@ -164,14 +164,11 @@ class Directory:
         self.peers, self._their_tables, self.members, self.read = peers, tables, members | {self.worker}, True
 
 
-def sick(lobby: Lobby) -> str | None:
-    """Why this worker should take no new tables (its log failed: a table stopped), or None. A local stand-in
-    for the server's own health check."""
-    for table in lobby.tables.values():
-        stopped = getattr(table, "stopped", None)
-        if stopped is not None:
-            return f"table {table.id} stopped: its log could not be written ({stopped})"
-    return None
+def sick(server: Server) -> str | None:
+    """Why this worker should take no new tables (``server.health``: its log failed, its disk is full or its loop
+    stalled), or None."""
+    health = of_server(server)
+    return None if health.ok else "; ".join(health.reasons)
 
 
 def _json(raw: Any) -> Any:

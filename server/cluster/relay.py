@@ -135,7 +135,7 @@ class Relay:
             return False
         admin = msg.get("admin")
         address = None if self.server.is_admin(admin if isinstance(admin, str) else None) else conn.address
-        target = self.directory.least_loaded(len(self.lobby.live), healthy_here=sick(self.lobby) is None)
+        target = self.directory.least_loaded(len(self.lobby.live), healthy_here=sick(self.server) is None)
         if target is None and address is None:
             return False
         self.lobby.nursery.start_soon(self._create_via, conn, target, msg, re, address)
@@ -352,7 +352,7 @@ class Relay:
         try:
             address = None if fields.get("address") is None else _ADDRESS.check(fields.pop("address"), "address")
             place = None if fields.get("place") is None else _PLACE.check(fields.pop("place"), "place")
-            why = sick(self.lobby)
+            why = sick(self.server)
             if why is not None:  # the asker makes it itself
                 raise ProtocolError("unavailable", f"worker {self.worker} takes no new tables: {why}")
             msg = messages.parse_client({"type": "create", **fields})

@@ -18,6 +18,7 @@ from server.clock import ServerClock
 from server.cluster import names
 from server.cluster.directory import Directory
 from server.cluster.relay import Relay
+from server.health import STALL_S, LoopWatch
 from server.lobby import Lobby
 from tests.cluster.conftest import Cluster, Redis
 
@@ -153,7 +154,8 @@ async def test_a_bulletin_published_on_one_worker_reaches_followers_on_another(t
 async def test_what_arrives_from_redis_is_checked_and_a_bad_message_changes_nothing() -> None:
     async with trio.open_nursery() as nursery:
         lobby = Lobby(nursery, ServerClock())
-        server = SimpleNamespace(lobby=lobby, connections={})
+        server = SimpleNamespace(lobby=lobby, connections={}, loop_watch=LoopWatch(),
+                                 config=SimpleNamespace(loop_stall_s=STALL_S))  # what server.health reads
         relay = Relay(1, Directory(1, "ws://127.0.0.1:1/"), server)  # type: ignore[arg-type]
         reply = f"{names.ROOT}reply:abc"
         for channel, data in [
