@@ -27,7 +27,7 @@ REDIS_SERVER := /usr/bin/redis-server
 REDIS_PORT ?= 6379
 WORKERS ?= 2
 
-.PHONY: run run-cluster test faults bench clean web chromium redis screenshots
+.PHONY: run run-cluster test faults bench clean web chromium redis screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,11 @@ screenshots: $(STAMP) $(WEB_STAMP) chromium
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/parsimonia bench --quick
+
+# The wheel, with the built page in it (setup.py refuses one without): pip install it anywhere, no Node needed.
+wheel: $(STAMP) $(WEB_STAMP)
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w build/wheel .
+	@ls build/wheel/parsimonia-*.whl
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(WEB)/node_modules $(WEB)/dist $(WEB_STAMP) bench/colyseus/node_modules
