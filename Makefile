@@ -2,7 +2,7 @@
 # `make run PORT=9000 HOST=0.0.0.0` serves on another port or address; `DATA=data2` keeps its journals in another
 # data directory (a second server needs its own: one directory serves one server at a time; it holds seat tokens,
 # and .gitignore keeps data*/ out of git); `ADMIN_TOKEN_FILE=admin.token` gives it the organiser's admin token
-# (run and run-cluster: a tournament with humans on it, README: Run a cluster).
+# (run and run-cluster: a tournament with humans on it, docs/cluster.md).
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8765
@@ -58,7 +58,7 @@ run: $(STAMP) $(WEB_STAMP)
 	$(CHECK_DATA)
 	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA) $(ADMIN)
 
-# A cluster on this machine (README: Run a cluster): a local redis-server that saves nothing, stopped with the
+# A cluster on this machine (docs/cluster.md): a local redis-server that saves nothing, stopped with the
 # cluster, and WORKERS workers on PORT (their own ports follow it).
 run-cluster: $(STAMP) $(WEB_STAMP) redis
 	$(CHECK_DATA)
