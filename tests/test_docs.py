@@ -279,3 +279,11 @@ def test_the_clients_budgets_in_spec_are_the_codes_defaults():
         f"a silent one after {c.idle_ping_s:g} s",
     ]
     assert [phrase for phrase in said if phrase not in transport] == []
+
+
+def test_the_readme_stays_a_map():
+    """What it is, the two commands, a tour, an example and where to go next: the manual lives in docs/."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150 and len(text.split()) <= 1800
+    quick = text[text.index("## Quick start"):]
+    assert [line.split("#")[0].strip() for line in quick.splitlines()[2:4]] == ["make run", "make test"]
