@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from server import requests, turns
 from server.app import ServerConfig
 from server.cli_args import build_parser
 from server.limits import ClientLimits
-from server.transport import http, sockets, wsreader
+from server.transport import burst, http, sockets, wsreader
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted({ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", ROOT / "bench" / "README.md",
@@ -214,6 +215,11 @@ FIXED = {  # the rows without a flag, and the code's value of each
     "bytes waiting for a slow reader": CONFIG.queue_bytes,
     "fragments of one message": wsreader.MAX_FRAGMENTS,
     "bytes read from a refused client": sockets.DRAIN_BYTES,
+    "and for at most": sockets.DRAIN_S,
+    "more frames a first `resume` may queue, once": requests.REPLAY_ROOM,
+    "more bytes a first `resume` may queue, once": requests.REPLAY_ROOM_BYTES,
+    "what a `resume` did not queue lapses after": burst.LAPSE_S,
+    "messages handled in one turn": turns.QUANTUM,
     "finished tables kept in memory": CONFIG.finished_kept,
     "an HTTP request arrives within": http.REQUEST_TIMEOUT_S,
     "an HTTP request's head": http.MAX_HEAD_BYTES,
