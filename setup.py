@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from setuptools import setup
-from setuptools.command.bdist_wheel import bdist_wheel
+from setuptools import setup  # type: ignore[import-untyped]
+from setuptools.command.bdist_wheel import bdist_wheel  # type: ignore[import-untyped]
 
 PAGE = Path(__file__).resolve().parent / "clients" / "web" / "dist" / "index.html"
 
 
-class WheelWithPage(bdist_wheel):  # type: ignore[misc]
+class WheelWithPage(bdist_wheel):  # type: ignore[misc]  # untyped base
     def run(self) -> None:
         if not PAGE.is_file():
             raise SystemExit(f"error: the web page is not built ({PAGE} is missing): run `make web` (Node 20+ and "

@@ -107,10 +107,10 @@ def _members(cls: ast.ClassDef) -> set[str]:
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
-                and isinstance(node.ctx, ast.Store):
-            names.add(node.attr)
+    for inner in ast.walk(cls):
+        if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "self" \
+                and isinstance(inner.ctx, ast.Store):
+            names.add(inner.attr)
     return names
 
 

@@ -85,9 +85,9 @@ def test_a_server_installed_from_the_wheel_in_a_fresh_venv_serves_the_page_witho
                                timeout=300)
     assert installed.returncode == 0, installed.stderr
     env = {"PATH": str(fresh / "bin"), "HOME": str(tmp_path)}  # no node, no npm: only the venv's own commands
-    where = subprocess.run(["python", "-c", "import server; print(server.__file__)"], env=env, cwd=tmp_path,
+    found = subprocess.run(["python", "-c", "import server; print(server.__file__)"], env=env, cwd=tmp_path,
                            capture_output=True, text=True, check=True)
-    assert where.stdout.startswith(str(site))
+    assert found.stdout.startswith(str(site))
     log = tmp_path / "serve.err"
     with open(log, "wb") as err:
         server = subprocess.Popen(["parsimonia", "serve", "--port", "0", "--data", str(tmp_path / "data")], env=env,
