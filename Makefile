@@ -2,7 +2,7 @@
 # `make run PORT=9000 HOST=0.0.0.0` serves on another port or address; `DATA=data2` keeps its journals in another
 # data directory (a second server needs its own: one directory serves one server at a time; it holds seat tokens,
 # and .gitignore keeps data*/ out of git); `ADMIN_TOKEN_FILE=admin.token` gives it the organiser's admin token
-# (run and run-cluster: a tournament with humans on it, README: Run a cluster).
+# (run and run-cluster: a tournament with humans on it, docs/cluster.md).
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8765
@@ -28,7 +28,7 @@ REDIS_SERVER := /usr/bin/redis-server
 REDIS_PORT ?= 6379
 WORKERS ?= 2
 
-.PHONY: run run-cluster test faults bench clean web chromium redis screenshots
+.PHONY: run run-cluster test faults bench clean web chromium redis screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ run: $(STAMP) $(WEB_STAMP)
 	$(CHECK_DATA)
 	$(BIN)/parsimonia serve --host $(HOST) --port $(PORT) --data $(DATA) $(ADMIN)
 
-# A cluster on this machine (README: Run a cluster): a local redis-server that saves nothing, stopped with the
+# A cluster on this machine (docs/cluster.md): a local redis-server that saves nothing, stopped with the
 # cluster, and WORKERS workers on PORT (their own ports follow it).
 run-cluster: $(STAMP) $(WEB_STAMP) redis
 	$(CHECK_DATA)
@@ -88,6 +88,11 @@ screenshots: $(STAMP) $(WEB_STAMP) chromium
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/parsimonia bench --quick
+
+# The wheel, with the built page in it (setup.py refuses one without): pip install it anywhere, no Node needed.
+wheel: $(STAMP) $(WEB_STAMP)
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w build/wheel .
+	@ls build/wheel/parsimonia-*.whl
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(WEB)/node_modules $(WEB)/dist $(WEB_STAMP) bench/colyseus/node_modules

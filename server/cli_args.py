@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--waiting-expiry-ms", type=positive_int, default=600_000,
                        help="a table still waiting for players this long after its creation or last join ends "
                             "(reason expired)")
-    cluster = serve.add_argument_group("cluster (README: Run a cluster)")
+    cluster = serve.add_argument_group("cluster (docs/cluster.md)")
     cluster.add_argument("--workers", type=positive_int, default=1,
                          help="worker processes sharing --port, each with its own tables and DATA/worker-K "
                          "(1: one process, no Redis)")
@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="a journal, e.g. data/replays/t1.journal")
     replay.add_argument("--quiet", action="store_true", help="print only the result")
 
-    tour = command("tournament", "run a tournament from a roster file (README: Run a LAN tournament)", cmd_tournament)
+    tour = command("tournament", "run a tournament from a roster file (docs/tournament.md)", cmd_tournament)
     tour.set_defaults(stopped=STOPPED_TOURNAMENT)
     tour.add_argument("--roster", required=True, help="the roster (TOML), e.g. examples/league.toml")
     tour.add_argument("--data", default="tournament-data", help="where the tournament, its server's journals, "

@@ -1,4 +1,4 @@
-"""The bot shown in the README ("Write a bot in a page") really plays: its code is taken from the README
+"""The bot shown in docs/bots.md ("In Python") really plays: its code is taken from the page
 and run against a live server, two of it at one table, to the end of a short game."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import trio
 from clients.sdk import BotSession
 from tests.server.conftest import BANK, SHORT, _quiet_server_logs, server, url  # noqa: F401 (fixtures)
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()
 
 
 def readme_bot_class() -> type:
-    section = README.split("## Write a bot in a page", 1)[1]
+    section = PAGE.split("## In Python", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     definitions = code.split("\nresult = play(")[0]  # the class, without the line that connects
     namespace: dict = {}
-    exec(compile(definitions, "README.md", "exec"), namespace)
+    exec(compile(definitions, "docs/bots.md", "exec"), namespace)
     return namespace["Cautious"]
 
 

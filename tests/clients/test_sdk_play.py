@@ -1,4 +1,4 @@
-"""``clients.sdk.play``, the README bot's entry point, run as a real script: no server, a URL it cannot use, or
+"""``clients.sdk.play``, the entry point of docs/bots.md's bot, run as a real script: no server, a URL it cannot use, or
 Ctrl-C, SIGTERM or SIGHUP while it waits at a table, is one line on stderr and an exit status, never a traceback;
 a stop gives the waiting seat back; waiting for players is said."""
 

@@ -14,7 +14,7 @@
   whole at a phone's width, Kupcy's buttons named as they read, and a
   tournament entrant's one link through two rounds, and a game installed as a package of its own (the toy game)
   played in the generic view).
-* ``test_js_bot``: two copies of the README's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole
+* ``test_js_bot``: two copies of docs/bots.md's JavaScript bot (``clients/web/examples/bot.mjs``) play a whole
   Gift of Tulips game.
 
 They need what ``make test`` installs: Node and ``npm ci`` in ``clients/web`` (node_modules), the built page

@@ -1,4 +1,4 @@
-"""The README's JavaScript bot (``clients/web/examples/bot.mjs``) stopped by Ctrl-C, ``kill`` or a closed terminal
+"""The JavaScript bot of docs/bots.md (``clients/web/examples/bot.mjs``) stopped by Ctrl-C, ``kill`` or a closed terminal
 while its table waits: it gives its seat back, says so in one line, and exits 130, 143 or 129 (no ghost seat for the
 next bots to join). Needs Node and ``npm ci`` in ``clients/web``, as ``tests/web/test_browser.py``'s ``test_js_bot``."""
 
