@@ -1,17 +1,13 @@
 """Static files for ``GET /``: the built web client (``clients/web/dist/``), or a placeholder page.
 
-A request path maps to a file under the root only: it is percent-decoded, and any ``..``, empty or
-hidden segment, backslash or NUL is refused; the resolved file (symbolic links followed, a directory's
-``index.html`` too) must still lie under the root. Content types come from a fixed table, the same on every machine.
+A request path maps to a file under the root only: it is percent-decoded, and any ``..``, empty or hidden segment,
+backslash or NUL is refused; the resolved file (links followed) must still lie under the root. Content types come
+from a fixed table, the same on every machine.
 
-A file is read once and its response shared by every request for it (``_cache``, checked against the file's size
-and modification time on each request): a thousand clients asking for the page's script and never reading the
-answer hold one copy of it between them, not one each. The cache holds at most ``CACHE_BYTES``.
-
-``load`` reads the disk, so the server runs it in a worker thread; ``known`` answers without reading any file, in
-the server's own thread, whatever it can: the placeholder page, and a path served before whose file is unchanged
-(one ``stat``). A page's files are then served with no thread at all once each was read: a worker thread per
-request cost more than the request, and its hand-overs of the interpreter's lock stalled the whole server.
+A file is read once and its response shared by every request for it (checked against the file's size and
+modification time; at most ``CACHE_BYTES`` in all), so a thousand clients that never read the answer hold one copy.
+``load`` reads the disk and runs in a worker thread; ``known`` answers, in the server's own thread, what needs no
+read: the placeholder page, and a file served before and unchanged (one ``stat``).
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """What the server answers over plain HTTP, on the WebSocket's port.
 
-* ``GET /healthz``: 200 ``{"status": "ok", "uptime_ms", "tables", "connections", ...}``, or 503 ``"unhealthy"``
-  with ``reasons`` (``server.health``).
+* ``GET /healthz``: 200 ``{"status": "ok", ...}``, or 503 ``"unhealthy"`` with ``reasons`` (``server.health``).
 * ``GET /metrics``: the Prometheus text format (``server.metrics``); on a cluster, of this worker's tables.
-* ``GET /cluster``: on a cluster, every live worker (``worker``, ``url``, ``tables``, ``connections``) as this
-  worker's copy of the directory has them, and whether Redis answered its last beat; 404 on a lone server.
-* ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser only:
-  ``Authorization: Bearer <admin token>`` (401 without it, 403 with another; 404 when the server has no
-  admin token at all).
+* ``GET /cluster``: on a cluster, every live worker as this worker's copy of the directory has them; 404 alone.
+* ``GET /admin/connections``: the ``admin`` ``connections`` listing, for the organiser's bearer token only.
 * ``GET /lobby``, ``GET /admin``: 302 to the page's own address for them (``/``, ``/#admin``).
 * ``GET /replay/<table>``: the replay page.
-* anything else: a static file (``server.static``): read in a worker thread the first time, then answered from
-  memory.
+* anything else: a static file (``server.static``).
 
-Nothing here shows a seat token, a hidden card or a sealed offer: counts, games and states, and the
-connections' public summaries.
+Nothing here shows a seat token, a hidden card or a sealed offer: counts, games and states, and the connections'
+public summaries.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """The directory in Redis, and this worker's copy of it.
 
-Every heartbeat a worker renews its entry (address, load, health, its tables), a key that expires after a few
-beats: a worker that stops leaves the directory by itself, and one that comes back (or a Redis restarted empty)
-is registered again on the next beat. A table opened here wakes the beat at once, and the others are told to
-read again (``names.CHANGES``): a new table is listed everywhere within milliseconds. On each beat a worker reads
-the others' entries into a copy that the lobby reads without waiting: where a table held elsewhere is
-(``locate``: ``unavailable`` while its worker is away or before the first read), every worker's tables
-(``summaries``), and where a new table should go (``least_loaded``: a healthy worker). Redis unreachable is
-logged once, and once more when it is back; the worker's own tables never wait on it.
+Every heartbeat a worker renews its entry (address, load, health, its tables), a key that expires after a few beats:
+a worker that stops leaves by itself, and one that comes back (or a Redis restarted empty) is registered again on the
+next beat. A table opened here wakes the beat at once and tells the others to read again (``names.CHANGES``). The
+lobby reads the copy without waiting: where a table held elsewhere is (``locate``: ``unavailable`` while its worker
+is away or before the first read), every worker's tables (``summaries``) and where a new table goes
+(``least_loaded``: a healthy worker). Redis unreachable is logged once, and once when it is back; the worker's own
+tables never wait on it.
 """
 
 from __future__ import annotations

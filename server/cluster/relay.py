@@ -1,23 +1,14 @@
 """What workers ask of each other, over Redis pub/sub.
 
-A worker asks another by publishing ``{"op": ..., "reply": KEY, ...}`` on that worker's inbox channel; the asked
-worker carries it out and pushes its answer onto the list ``KEY`` (which expires), on which the asker waits
-(BLPOP) for at most ``ASK_TIMEOUT_MS``. The operations:
+A worker publishes ``{"op": ..., "reply": KEY, ...}`` on the asked worker's inbox; the asked worker carries it out
+and pushes its answer onto the list ``KEY``, on which the asker waits at most ``ASK_TIMEOUT_MS``. The operations:
+``create`` (a table on the least loaded healthy worker, with the asker's address and its place under the cluster's
+cap; unanswered, or ``unavailable`` from a sick worker, the asker creates it itself), ``admin`` (pause, unpause or
+close a table there; the asker checked the token), ``kick`` (close a connection held there) and ``connections``
+(its listing; a worker that does not answer in time is left out, and logged).
 
-* ``create``: a table on the asked worker (the least loaded healthy one), with the asker's address and place
-  under the cluster's cap (``caps``); answered with its id once durable, or the asked lobby's error. Unanswered
-  in time, or ``unavailable`` (sick), the asker creates it itself.
-* ``admin``: pause, unpause or close a table the asked worker holds; answered with the table's own reply. The
-  asker checked the organiser's token: Redis is trusted, and must be reachable only by the cluster.
-* ``kick``: close a connection the asked worker holds (its id tells which, ``names.worker_of_connection``).
-* ``connections``: the asked worker's connections, for the organiser's listing of every worker's (asked of every
-  live worker at once; one that does not answer in time is left out of the listing, and logged).
-
-And two broadcasts: a worker that opened a table says so on ``names.CHANGES`` (every other worker reads the
-directory again at once), and a bulletin published on any worker (``admin publish``, e.g. a tournament's standings) goes
-on ``names.BULLETINS`` and every other worker sets it too, for the connections that follow it there.
-
-Every message read from Redis is checked as a client's would be; a bad one is logged and dropped.
+Two broadcasts: a new table (``names.CHANGES``) and a bulletin (``names.BULLETINS``). Redis is trusted (reachable
+by the cluster only), yet every message read from it is checked as a client's, and a bad one logged and dropped.
 """
 
 from __future__ import annotations
