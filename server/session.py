@@ -25,7 +25,7 @@ from protocol.messages import TableSummary
 from protocol.views import player_view
 from protocol.values import Command, LegalAction, Message, Value, ViewPart
 from server.games import Event
-from server.match import RUNNING, WAITING, Answer, Match, Seat, Subscriber
+from server.match import RUNNING, WAITING, Answer, Match, Refusal, Seat, Subscriber
 
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
 
@@ -358,9 +358,9 @@ def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
         raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
     key = msg.get("key")
     answer = seat.answers.get(key) if key is not None else None
-    if isinstance(answer, ProtocolError):
+    if isinstance(answer, Refusal):
         s.match.rejected += 1  # refused again: each refused message counts, as the result reports
-        raise answer
+        raise answer.error()
     if answer is not None:  # sent again: the first answer, and nothing changes
         s._send(sub, encode(messages.ok(msg.get("id"), answer)))
         return
@@ -368,7 +368,7 @@ def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
         answer = s.match.act(seat.index, msg["command"], now, key)
     except ProtocolError as err:
         if key is not None and err.code == "illegal_action":
-            seat.remember(key, err)
+            seat.remember(key, Refusal.of(err))
         raise
     s._send(sub, encode(messages.ok(msg.get("id"), answer)))  # before what it caused
     s._fan_out()

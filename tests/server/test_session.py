@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+from typing import Any, Callable
+
 import pytest
 
 from server.match import Match
@@ -40,3 +44,68 @@ def test_the_session_sends_nothing_itself_and_knows_no_socket():
     player = Keeper()
     session.step(0, "join", player, {"table": "t1", "name": "p0", "id": 1})
     assert player.frames == [] and [sub for sub, _ in session.take_frames()] == [player, player]
+
+
+# ---------------------------------------------------------------------- no memory kept per request
+
+
+def _growth(request: Callable[[], None], times: int = 3000) -> int:
+    """The bytes still allocated after ``times`` more requests than a warm-up made (tracemalloc)."""
+    for _ in range(300):  # the warm-up: dicts and caches at their size
+        request()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(times):
+            request()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request():
+    """A refused command resent under its key is refused again from data, not by raising the first refusal's
+    exception again (each raise grew its traceback: about 3 KB a resend, never given back)."""
+    session = Session(Match("t1", Sealed.NAME, 2, seed=7, options={"choose_ms": 10**9}))
+    seated, other, stranger, watcher = Keeper(), Keeper(), Keeper(), Keeper()
+    now = 0
+
+    def step(kind: str, sub: Keeper, **msg: Any) -> None:
+        nonlocal now
+        now += 1
+        session.step(now, kind, sub, {"table": "t1", "id": 1, **msg})
+        session.take_records()  # as the table does: records to the journal, frames to their connections
+        session.take_frames()
+        del session.history[:]  # what the history keeps is bounded on its own (server.table)
+
+    step("join", seated, name="p0", key="j0")
+    step("join", other, name="p1")
+    token = session.seats[0].token
+    step("act", seated, command={"type": "choose", "value": 5}, key="applied")
+    refused = session.rejected
+    requests: dict[str, Callable[[], None]] = {
+        "act refused under its key": lambda: step("act", seated, command={"type": "choose", "value": 6}, key="no"),
+        "act refused": lambda: step("act", seated, command={"type": "choose", "value": 6}),
+        "act applied, resent": lambda: step("act", seated, command={"type": "choose", "value": 5}, key="applied"),
+        "act malformed": lambda: step("act", seated, command={"type": "choose", "value": 500}, key="bad"),
+        "act unseated": lambda: step("act", stranger, command={"type": "choose", "value": 1}),
+        "join again": lambda: step("join", seated, name="p0"),
+        "join again by key": lambda: step("join", stranger, name="p0", key="j0"),
+        "join full": lambda: step("join", watcher, name="late"),
+        "resume": lambda: step("resume", seated, token=token, last_seq=session.seq),
+        "bad token": lambda: step("resume", stranger, token="x" * 32, last_seq=0),
+        "view": lambda: step("view", seated),
+        "watch": lambda: step("watch", watcher),
+        "leave": lambda: (step("watch", watcher), step("leave", watcher)),
+        "detach": lambda: (step("detach", other), step("resume", other, token=session.seats[1].token,
+                                                           last_seq=session.seq)),
+        "pause and unpause": lambda: (step("pause_clocks", watcher), step("unpause_clocks", watcher)),
+        "unpause refused": lambda: step("unpause_clocks", watcher),
+        "expire": lambda: step("expire", watcher),
+    }
+    for name, request in requests.items():
+        assert _growth(request) < 16 * 1024, name  # the leak was 3000 x 3 KB
+    assert session.state == "running"
+    assert session.rejected - refused == 2 * 3300  # each refusal counted, again each time it came
