@@ -28,6 +28,9 @@ from server.games import Event
 from server.match import RUNNING, WAITING, Answer, Match, Refusal, Seat, Subscriber
 
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
+# a waiting table's seat whose connection went away is freed this long after, unless it was resumed meanwhile: a
+# bot killed before its table filled leaves no seat nobody holds (the SDKs reconnect within a few seconds)
+SEAT_GRACE_MS = 10_000
 
 
 def _acting(match: Match) -> bool:
@@ -46,6 +49,7 @@ class Session:
         self.spectators: dict[Subscriber, bool] = {}  # subscriber -> wants views
         self._frames: list[tuple[Subscriber, bytes]] = []
         self._views_due = False
+        self._gone: list[tuple[int, Seat]] = []  # (when it is freed, seat): a waiting table's seats left unheld
 
     # What the match holds, read through its session as it is. Each is a property whose getter is an
     # ``attrgetter`` (C, no Python frame): a ``__getattr__`` fallback cost a failed lookup, an AttributeError
@@ -68,7 +72,6 @@ class Session:
     result = _of_match("result")
     join = _of_match("join")
     start = _of_match("start")
-    next_deadline = _of_match("next_deadline")
     take_records = _of_match("take_records")
     retire = _of_match("retire")
     game_name = _of_match("game_name")
@@ -134,11 +137,35 @@ class Session:
             self.handle(kind, sub, msg, now)
         self.flush_views(now)
 
+    def next_deadline(self) -> int | None:
+        """The match's next deadline, or sooner the end of a waiting seat's grace (``SEAT_GRACE_MS``)."""
+        deadline = self.match.next_deadline()
+        if not self._gone:
+            return deadline
+        freed = min(at for at, _ in self._gone)
+        return freed if deadline is None else min(deadline, freed)
+
     def tick(self, now: int) -> None:
         deadline = self.match.next_deadline()
         if deadline is not None and deadline <= now:
             self.match.tick(now)
             self._fan_out()
+        if self._gone:
+            self._free_seats(now)
+
+    def _free_seats(self, now: int) -> None:
+        """The seats of a waiting table whose connection went away a grace ago and that nobody resumed since
+        leave the table, as a ``leave`` would (the seat's number goes to the next player to join)."""
+        match = self.match
+        if match.state != WAITING:
+            self._gone.clear()
+            return
+        due = [seat for at, seat in self._gone if at <= now]
+        self._gone = [(at, seat) for at, seat in self._gone if at > now]
+        for seat in due:
+            if seat.sub is None and any(s is seat for s in match.seats):
+                match.leave(seat.index)
+                self._views_due = True
 
     def handle(self, kind: str, sub: Subscriber, msg: Message, now: int) -> None:
         """One request from ``sub``; a refusal is answered to it with an ``error`` frame."""
@@ -156,7 +183,8 @@ class Session:
             self._fan_out()
 
     def detach(self, sub: Subscriber) -> None:
-        """A subscriber went away: a seat stays in the game (its clock keeps running), a spectator is gone."""
+        """A subscriber went away: a seat stays in the game (its clock keeps running), a spectator is gone. (A
+        waiting table's seat is freed a grace later: the ``detach`` request.)"""
         self.spectators.pop(sub, None)
         for seat in self.match.seats:
             if seat.sub is sub:
@@ -343,7 +371,10 @@ def _on_resume(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
 
 
 def _on_detach(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
+    seat = s.seat_of(sub)
     s.detach(sub)
+    if seat is not None and s.match.state == WAITING:  # freed after a grace, unless resumed meanwhile
+        s._gone.append((now + SEAT_GRACE_MS, seat))
 
 
 def _on_view(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
