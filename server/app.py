@@ -131,7 +131,8 @@ class Server:
         try:
             async with trio.open_nursery() as nursery:
                 tables = {"finished_kept": cfg.finished_kept, "waiting_expiry_ms": cfg.waiting_expiry_ms,
-                          "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix}
+                          "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix,
+                          "playing_per_address": cfg.client.playing_tables_per_ip}
                 if data is None:
                     self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, **tables)
                 else:

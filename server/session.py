@@ -14,6 +14,7 @@ seq, history, result, engine) is read through the session as it is (``session.se
 from __future__ import annotations
 
 import hmac
+from collections import deque
 from operator import attrgetter
 from typing import Any, Callable
 
@@ -31,6 +32,11 @@ REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view inste
 # a waiting table's seat whose connection went away is freed this long after, unless it was resumed meanwhile: a
 # bot killed before its table filled leaves no seat nobody holds (the SDKs reconnect within a few seconds)
 SEAT_GRACE_MS = 10_000
+# a live table's events kept in memory (for resumes, and history pages): at most 2 * REPLAY_LIMIT of them and
+# 2 * HISTORY_BYTES, trimmed to REPLAY_LIMIT and HISTORY_BYTES when over either (older pages are replayed from the
+# journal). An event's bytes: its frame's, and EVENT_BYTES for its objects (a 60-byte gift event holds ~430 bytes)
+HISTORY_BYTES = 1 << 20
+EVENT_BYTES = 360
 
 
 def _acting(match: Match) -> bool:
@@ -50,6 +56,9 @@ class Session:
         self._frames: list[tuple[Subscriber, bytes]] = []
         self._views_due = False
         self._gone: list[tuple[int, Seat]] = []  # (when it is freed, seat): a waiting table's seats left unheld
+        self._sizes: deque[int] = deque()  # what each of the history's events costs, oldest first
+        self._new_sizes: list[int] = []  # of the events sent since the last forget_old_events
+        self.history_bytes = 0  # the sum of _sizes
 
     # What the match holds, read through its session as it is. Each is a property whose getter is an
     # ``attrgetter`` (C, no Python frame): a ``__getattr__`` fallback cost a failed lookup, an AttributeError
@@ -73,7 +82,6 @@ class Session:
     join = _of_match("join")
     start = _of_match("start")
     take_records = _of_match("take_records")
-    retire = _of_match("retire")
     game_name = _of_match("game_name")
     cls = _of_match("cls")
     options = _of_match("options")
@@ -95,6 +103,43 @@ class Session:
     @on_event.setter
     def on_event(self, hook: Callable[[Event], None] | None) -> None:
         self.match.on_event = hook
+
+    # ------------------------------------------------------------------ what the match keeps
+
+    def forget_old_events(self) -> None:
+        """Trim the history to ``REPLAY_LIMIT`` events and ``HISTORY_BYTES`` once it holds twice either (but
+        never the last event): a table that plays on for hours (a long opening of many bids, gifts sent as fast
+        as allowed) keeps a bounded memory. A resume further behind gets what is left and ``capped``, and pages
+        the rest with ``history``, replayed from the journal, which keeps every record."""
+        history, sizes = self.match.history, self._sizes
+        if self._new_sizes:
+            sizes.extend(self._new_sizes)
+            self.history_bytes += sum(self._new_sizes)
+            self._new_sizes.clear()
+        while len(sizes) > len(history):  # trimmed meanwhile (retired)
+            self.history_bytes -= sizes.popleft()
+        if len(sizes) < len(history):  # events never sent (a recovered match's, replayed): measured once
+            if len(history) > 2 * REPLAY_LIMIT:  # only those the count keeps
+                del history[: min(len(history) - len(sizes), len(history) - REPLAY_LIMIT)]
+            table = self.match.id
+            older = [EVENT_BYTES + len(event_frame(table, seq, at, event.to_wire()))
+                     for seq, at, event in history[: len(history) - len(sizes)]]
+            sizes.extendleft(reversed(older))
+            self.history_bytes += sum(older)
+        if len(history) <= 2 * REPLAY_LIMIT and self.history_bytes <= 2 * HISTORY_BYTES:
+            return
+        drop = 0
+        while len(history) - drop > 1 and (len(history) - drop > REPLAY_LIMIT or self.history_bytes > HISTORY_BYTES):
+            self.history_bytes -= sizes.popleft()
+            drop += 1
+        del history[:drop]
+
+    def retire(self, keep: int = 1) -> None:
+        """The match is over: it keeps only its last ``keep`` events (``Match.retire``)."""
+        self.match.retire(keep)
+        self._sizes.clear()
+        self._new_sizes.clear()
+        self.history_bytes = 0
 
     # ------------------------------------------------------------------ what the driver reads
 
@@ -262,8 +307,10 @@ class Session:
         if not events:
             return
         table, subscribers, queue = self.match.id, self.subscribers(), self._frames
+        sizes = self._new_sizes
         for seq, at, event in events:
             full = event_frame(table, seq, at, event.to_wire())
+            sizes.append(EVENT_BYTES + len(full))
             if event.audience is None:
                 queue.extend([(sub, full) for sub, _ in subscribers])
                 continue

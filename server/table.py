@@ -314,9 +314,6 @@ class FinishedTable(_Shell):
 
 
 def _forget_old_events(match: Session) -> None:
-    """A live match keeps at most ``2 * REPLAY_LIMIT`` events in memory, trimmed to the last
-    ``REPLAY_LIMIT`` when it has more: a resume further behind gets a fresh view instead of the events
-    (``server.session``), so the older ones serve no one, and a table that plays on for hours (a long
-    opening of many bids) would otherwise grow without bound. The journal keeps every one."""
-    if len(match.history) > 2 * REPLAY_LIMIT:
-        del match.history[: len(match.history) - REPLAY_LIMIT]
+    """A live match keeps a bounded number of its latest events in memory, and a bounded size of them
+    (``Session.forget_old_events``); the journal keeps every one."""
+    match.forget_old_events()

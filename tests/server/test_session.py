@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import pytest
 
+from server import session as session_module
+from server.games import Event
 from server.match import Match
 from server.session import Session
 from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
@@ -78,7 +80,8 @@ def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request()
         session.step(now, kind, sub, {"table": "t1", "id": 1, **msg})
         session.take_records()  # as the table does: records to the journal, frames to their connections
         session.take_frames()
-        del session.history[:]  # what the history keeps is bounded on its own (server.table)
+        del session.history[:]  # what the history keeps is bounded on its own (test_a_live_table_keeps...)
+        session.forget_old_events()
 
     step("join", seated, name="p0", key="j0")
     step("join", other, name="p1")
@@ -109,3 +112,34 @@ def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request()
         assert _growth(request) < 16 * 1024, name  # the leak was 3000 x 3 KB
     assert session.state == "running"
     assert session.rejected - refused == 2 * 3300  # each refusal counted, again each time it came
+
+
+def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_ones_too(monkeypatch):
+    """Gifts sent as fast as allowed kept every event a live table made (up to 4,000): the history is bounded
+    in bytes as well as in count, also when a recovered match comes back with all its events replayed."""
+    monkeypatch.setattr(session_module, "HISTORY_BYTES", 20_000)
+    session = Session(Match("t1", "parsimonia", 2, seed=3))
+    seats = [Keeper(), Keeper()]
+    records = [session.header()]
+    for i, seat in enumerate(seats):
+        session.step(0, "join", seat, {"table": "t1", "name": f"p{i}"})
+    for n in range(1, 3001):
+        session.step(n, "act", seats[n % 2], {"table": "t1", "command": {"type": "give", "to": 1 - n % 2, "amount": 1}})
+        records += session.take_records()
+        session.take_frames()
+        session.forget_old_events()
+        assert session.history_bytes <= 2 * 20_000
+    assert session.seq == 3001 and session.history[-1][0] == 3001  # the latest kept, the oldest gone
+    assert 20_000 // 500 < len(session.history) < 2 * 20_000 // session_module.EVENT_BYTES
+    # what it counts is at least what the events hold (tracemalloc: ~430 bytes a gift event)
+    gc.collect()
+    tracemalloc.start()
+    kept = [(seq, at, Event(e.type, e.at, dict(e.data))) for seq, at, e in session.history]
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert held <= session.history_bytes, (held, session.history_bytes, len(kept))
+
+    recovered = Session(Match.replay(records))
+    assert len(recovered.history) == 3001
+    recovered.forget_old_events()
+    assert recovered.history_bytes <= 20_000 and recovered.history[-1][0] == 3001
