@@ -143,7 +143,8 @@ class Server:
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
-                nursery.start_soon(keep_memory_given_back, self._memory)  # see server/memory.py
+                nursery.start_soon(keep_memory_given_back, self._memory,  # see server/memory.py
+                                   lambda: len(self.lobby.live))
                 nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:

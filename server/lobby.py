@@ -15,6 +15,7 @@ Table ids are never given twice: the data directory keeps the highest one handed
 from __future__ import annotations
 
 import secrets
+import weakref
 from collections import OrderedDict
 from functools import partial
 from typing import Any, Protocol
@@ -47,6 +48,12 @@ class _Nobody:
 
 
 NOBODY = _Nobody()
+
+
+def _journal_failed(table: weakref.ref[Table], exc: OSError) -> None:
+    live = table()
+    if live is not None:
+        live.journal_failed(exc)
 
 
 class Elsewhere(Protocol):
@@ -180,8 +187,9 @@ class Lobby:
                 self._expiring.deadline = self.clock.to_trio(table.expires_ms)
         self.tables[table.id] = table
         self.live[table.id] = table
-        if table.journal is not None:
-            table.journal.on_failure = table.journal_failed
+        if table.journal is not None:  # through a weak reference: a cycle (journal, table) outlives the table by
+            # up to 10 minutes once the collector froze it (server/collector.py), and with it every record it holds
+            table.journal.on_failure = partial(_journal_failed, weakref.ref(table))
         self.nursery.start_soon(table.run)
         if self.elsewhere is not None:
             self.elsewhere.table_opened()
