@@ -35,7 +35,7 @@ SEAT_GRACE_MS = 10_000
 # a live table's events kept in memory (for resumes, and history pages): at most 2 * REPLAY_LIMIT of them and
 # 2 * HISTORY_BYTES, trimmed to REPLAY_LIMIT and HISTORY_BYTES when over either (older pages are replayed from the
 # journal). An event's bytes: its frame's, and EVENT_BYTES for its objects (a 60-byte gift event holds ~430 bytes)
-HISTORY_BYTES = 1 << 20
+HISTORY_BYTES = 256 << 10
 EVENT_BYTES = 360
 
 
