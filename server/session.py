@@ -95,6 +95,7 @@ class Session:
     pause = _of_match("pause")
     unpause = _of_match("unpause")
     close = _of_match("close")
+    retire = _of_match("retire")  # then forget_old_events: the sizes of the events it no longer holds go too
 
     @property
     def on_event(self) -> Callable[[Event], None] | None:
@@ -103,43 +104,6 @@ class Session:
     @on_event.setter
     def on_event(self, hook: Callable[[Event], None] | None) -> None:
         self.match.on_event = hook
-
-    # ------------------------------------------------------------------ what the match keeps
-
-    def forget_old_events(self) -> None:
-        """Trim the history to ``REPLAY_LIMIT`` events and ``HISTORY_BYTES`` once it holds twice either (but
-        never the last event): a table that plays on for hours (a long opening of many bids, gifts sent as fast
-        as allowed) keeps a bounded memory. A resume further behind gets what is left and ``capped``, and pages
-        the rest with ``history``, replayed from the journal, which keeps every record."""
-        history, sizes = self.match.history, self._sizes
-        if self._new_sizes:
-            sizes.extend(self._new_sizes)
-            self.history_bytes += sum(self._new_sizes)
-            self._new_sizes.clear()
-        while len(sizes) > len(history):  # trimmed meanwhile (retired)
-            self.history_bytes -= sizes.popleft()
-        if len(sizes) < len(history):  # events never sent (a recovered match's, replayed): measured once
-            if len(history) > 2 * REPLAY_LIMIT:  # only those the count keeps
-                del history[: min(len(history) - len(sizes), len(history) - REPLAY_LIMIT)]
-            table = self.match.id
-            older = [EVENT_BYTES + len(event_frame(table, seq, at, event.to_wire()))
-                     for seq, at, event in history[: len(history) - len(sizes)]]
-            sizes.extendleft(reversed(older))
-            self.history_bytes += sum(older)
-        if len(history) <= 2 * REPLAY_LIMIT and self.history_bytes <= 2 * HISTORY_BYTES:
-            return
-        drop = 0
-        while len(history) - drop > 1 and (len(history) - drop > REPLAY_LIMIT or self.history_bytes > HISTORY_BYTES):
-            self.history_bytes -= sizes.popleft()
-            drop += 1
-        del history[:drop]
-
-    def retire(self, keep: int = 1) -> None:
-        """The match is over: it keeps only its last ``keep`` events (``Match.retire``)."""
-        self.match.retire(keep)
-        self._sizes.clear()
-        self._new_sizes.clear()
-        self.history_bytes = 0
 
     # ------------------------------------------------------------------ what the driver reads
 
@@ -196,21 +160,7 @@ class Session:
             self.match.tick(now)
             self._fan_out()
         if self._gone:
-            self._free_seats(now)
-
-    def _free_seats(self, now: int) -> None:
-        """The seats of a waiting table whose connection went away a grace ago and that nobody resumed since
-        leave the table, as a ``leave`` would (the seat's number goes to the next player to join)."""
-        match = self.match
-        if match.state != WAITING:
-            self._gone.clear()
-            return
-        due = [seat for at, seat in self._gone if at <= now]
-        self._gone = [(at, seat) for at, seat in self._gone if at > now]
-        for seat in due:
-            if seat.sub is None and any(s is seat for s in match.seats):
-                match.leave(seat.index)
-                self._views_due = True
+            _free_seats(self, now)
 
     def handle(self, kind: str, sub: Subscriber, msg: Message, now: int) -> None:
         """One request from ``sub``; a refusal is answered to it with an ``error`` frame."""
@@ -320,6 +270,50 @@ class Session:
 
     def _send(self, sub: Subscriber, frame: bytes) -> None:
         self._frames.append((sub, frame))
+
+
+def _free_seats(s: Session, now: int) -> None:
+    """The seats of a waiting table whose connection went away a grace ago and that nobody resumed since leave
+    the table, as a ``leave`` would (the seat's number goes to the next player to join)."""
+    match = s.match
+    if match.state != WAITING:
+        s._gone.clear()
+        return
+    due = [seat for at, seat in s._gone if at <= now]
+    s._gone = [(at, seat) for at, seat in s._gone if at > now]
+    for seat in due:
+        if seat.sub is None and any(other is seat for other in match.seats):
+            match.leave(seat.index)
+            s._views_due = True
+
+
+def forget_old_events(s: Session) -> None:
+    """Trim the history to ``REPLAY_LIMIT`` events and ``HISTORY_BYTES`` once it holds twice either (but never
+    the last event): a table that plays on for hours (a long opening of many bids, gifts sent as fast as allowed)
+    keeps a bounded memory. A resume further behind gets what is left and ``capped``, and pages the rest with
+    ``history``, replayed from the journal, which keeps every record. After ``retire``: the sizes go too."""
+    history, sizes = s.match.history, s._sizes
+    if s._new_sizes:
+        sizes.extend(s._new_sizes)
+        s.history_bytes += sum(s._new_sizes)
+        s._new_sizes.clear()
+    while len(sizes) > len(history):  # trimmed meanwhile (retired)
+        s.history_bytes -= sizes.popleft()
+    if len(sizes) < len(history):  # events never sent (a recovered match's, replayed): measured once
+        if len(history) > 2 * REPLAY_LIMIT:  # only those the count keeps
+            del history[: min(len(history) - len(sizes), len(history) - REPLAY_LIMIT)]
+        table = s.match.id
+        older = [EVENT_BYTES + len(event_frame(table, seq, at, event.to_wire()))
+                 for seq, at, event in history[: len(history) - len(sizes)]]
+        sizes.extendleft(reversed(older))
+        s.history_bytes += sum(older)
+    if len(history) <= 2 * REPLAY_LIMIT and s.history_bytes <= 2 * HISTORY_BYTES:
+        return
+    drop = 0
+    while len(history) - drop > 1 and (len(history) - drop > REPLAY_LIMIT or s.history_bytes > HISTORY_BYTES):
+        s.history_bytes -= sizes.popleft()
+        drop += 1
+    del history[:drop]
 
 
 # ---------------------------------------------------------------------- the requests, each an input of the match

@@ -37,7 +37,7 @@ from server.games import Event
 from server.journal import Journal
 from server.journal_format import Record, decode_frames
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
-from server.session import REPLAY_LIMIT, Session
+from server.session import REPLAY_LIMIT, Session, forget_old_events
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -297,6 +297,7 @@ class FinishedTable(_Shell):
 
     def __init__(self, match: Session, clock: ServerClock, records: Records | None = None) -> None:
         match.retire()
+        forget_old_events(match)  # the sizes of the events it no longer holds
         match.on_event = None
         self.match = match
         self.id = match.id
@@ -315,5 +316,5 @@ class FinishedTable(_Shell):
 
 def _forget_old_events(match: Session) -> None:
     """A live match keeps a bounded number of its latest events in memory, and a bounded size of them
-    (``Session.forget_old_events``); the journal keeps every one."""
-    match.forget_old_events()
+    (``server.session.forget_old_events``); the journal keeps every one."""
+    forget_old_events(match)

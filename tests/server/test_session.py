@@ -81,7 +81,7 @@ def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request()
         session.take_records()  # as the table does: records to the journal, frames to their connections
         session.take_frames()
         del session.history[:]  # what the history keeps is bounded on its own (test_a_live_table_keeps...)
-        session.forget_old_events()
+        session_module.forget_old_events(session)
 
     step("join", seated, name="p0", key="j0")
     step("join", other, name="p1")
@@ -127,7 +127,7 @@ def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_one
         session.step(n, "act", seats[n % 2], {"table": "t1", "command": {"type": "give", "to": 1 - n % 2, "amount": 1}})
         records += session.take_records()
         session.take_frames()
-        session.forget_old_events()
+        session_module.forget_old_events(session)
         assert session.history_bytes <= 2 * 20_000
     assert session.seq == 3001 and session.history[-1][0] == 3001  # the latest kept, the oldest gone
     assert 20_000 // 500 < len(session.history) < 2 * 20_000 // session_module.EVENT_BYTES
@@ -141,5 +141,5 @@ def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_one
 
     recovered = Session(Match.replay(records))
     assert len(recovered.history) == 3001
-    recovered.forget_old_events()
+    session_module.forget_old_events(recovered)
     assert recovered.history_bytes <= 20_000 and recovered.history[-1][0] == 3001
