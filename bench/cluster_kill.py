@@ -188,7 +188,8 @@ def start_cluster(data_dir: str, redis_url: str) -> tuple[subprocess.Popen, dict
         proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", "2", "--redis", redis_url,
              "--worker-ports", "0", "--data", os.path.join(data_dir, "data"), "--log-level", "warning",
-             "--max-waiting-tables-per-ip", "100000", "--max-tables-per-client", "100000"],
+             "--max-waiting-tables-per-ip", "100000", "--max-playing-tables-per-ip", "100000",
+             "--max-tables-per-client", "100000"],
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     wait_listening(port, proc, 60)
     deadline = time.monotonic() + 30

@@ -148,7 +148,8 @@ class Server:
         try:
             async with trio.open_nursery() as nursery:
                 tables = {"finished_kept": cfg.finished_kept, "waiting_expiry_ms": cfg.waiting_expiry_ms,
-                          "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix}
+                          "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix,
+                          "playing_per_address": cfg.client.playing_tables_per_ip}
                 if data is None:
                     self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, **tables)
                     self.lobby.on_finished = None if self.rater is None else self.rater.finished
@@ -162,7 +163,8 @@ class Server:
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
                 nursery.start_soon(self.loop_watch.run)
-                nursery.start_soon(keep_memory_given_back, self._memory)  # see server/memory.py
+                nursery.start_soon(keep_memory_given_back, self._memory,  # see server/memory.py
+                                   lambda: len(self.lobby.live))
                 nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:

@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tables one connection may create")
     serve.add_argument("--max-waiting-tables-per-ip", type=positive_int, default=limits.waiting_tables_per_ip,
                        help="tables one address created that may wait for players at once (the organiser's: any)")
+    serve.add_argument("--max-playing-tables-per-ip", type=positive_int, default=limits.playing_tables_per_ip,
+                       help="tables one address created that may be live (waiting or running) at once (the "
+                            "organiser's: any)")
     serve.add_argument("--rtt-ping-s", type=non_negative_float, default=limits.rtt_ping_s,
                        help="ping every connection this often to time its round trip, shown to it and the organiser "
                             "(0: only idle connections are pinged)")

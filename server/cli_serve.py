@@ -42,6 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             address_bytes_per_s=args.max_address_bytes_per_s,
             tables_per_client=args.max_tables_per_client,
             waiting_tables_per_ip=args.max_waiting_tables_per_ip,
+            playing_tables_per_ip=args.max_playing_tables_per_ip,
             rtt_ping_s=args.rtt_ping_s,
         ),
     )

@@ -219,6 +219,7 @@ class Writer:
                 token.run_sync_soon(done.set)
             except trio.RunFinishedError:
                 return
+            del item, fn, args, box, done  # not held while waiting: the last export's journals, every record
 
 
 class Syncer:

@@ -34,6 +34,7 @@ class ClientLimits:
     address_bytes_per_s: float = 2 * 1024 * 1024
     tables_per_client: int = 16  # tables one connection may create
     waiting_tables_per_ip: int = 8  # tables one address created that may be waiting for players at once
+    playing_tables_per_ip: int = 16  # tables one address created that may be live (waiting or running) at once
     topics_per_client: int = 32  # bulletin topics one connection may follow
     hello_timeout_s: float = 10.0
     idle_ping_s: float = 30.0  # a silent connection is pinged after this long

@@ -6,13 +6,16 @@ and resume with the result. ``max_tables`` counts live tables only.
 
 A table still waiting for players ``waiting_expiry_ms`` after it was created (or recovered), or after its last
 join, expires: it ends with reason ``expired`` (``expires`` in ``tables`` says when). One address may have at most
-``waiting_per_address`` tables of its creating waiting at once. Table ids are never given twice: the data
-directory keeps the highest one handed out (``DataDir.reserve_table_numbers``).
+``waiting_per_address`` tables of its creating waiting at once, and ``playing_per_address`` live (waiting or
+running): what a busy address makes the server hold is that many tables' memory (``server.session``: their events).
+Table ids are never given twice: the data directory keeps the highest one handed out
+(``DataDir.reserve_table_numbers``).
 """
 
 from __future__ import annotations
 
 import secrets
+import weakref
 from collections import OrderedDict
 from functools import partial
 from typing import Any, Callable, Protocol
@@ -34,6 +37,7 @@ from server.table import FinishedTable, Request, Table
 FINISHED_KEPT = 1000
 WAITING_EXPIRY_MS = 600_000
 WAITING_PER_ADDRESS = 8
+PLAYING_PER_ADDRESS = 16
 
 
 class _Nobody:
@@ -44,6 +48,12 @@ class _Nobody:
 
 
 NOBODY = _Nobody()
+
+
+def _journal_failed(table: weakref.ref[Table], exc: OSError) -> None:
+    live = table()
+    if live is not None:
+        live.journal_failed(exc)
 
 
 class Elsewhere(Protocol):
@@ -62,6 +72,7 @@ class Lobby:
         self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None,
         finished_kept: int = FINISHED_KEPT, waiting_expiry_ms: int = WAITING_EXPIRY_MS,
         waiting_per_address: int = WAITING_PER_ADDRESS, id_prefix: str = "",
+        playing_per_address: int = PLAYING_PER_ADDRESS,
     ) -> None:
         self.nursery = nursery
         self.clock = clock
@@ -76,6 +87,9 @@ class Lobby:
         self.waiting_expiry_ms = waiting_expiry_ms
         self.waiting_per_address = waiting_per_address
         self._waiting_of: dict[str, set[str]] = {}  # address -> the tables it created that may still be waiting
+        self.playing_per_address = playing_per_address
+        self._playing_of: dict[str, set[str]] = {}  # address -> the live tables it created
+        self._creator: dict[str, str] = {}  # a live table's id -> the address that created it (if counted)
         self.past = Past()  # replayed histories, for history pages older than the tables' memory
         self._next = data.next_table_number() if data is not None else 1
         self.id_prefix = id_prefix  # a cluster's worker K names its tables wK-t1, wK-t2... (server/cluster/names.py)
@@ -100,6 +114,9 @@ class Lobby:
         if address is not None and len(self._still_waiting(address)) >= self.waiting_per_address:
             raise ProtocolError("rate_limited", f"an address may have at most {self.waiting_per_address} tables "
                                 "it created waiting for players at once")
+        if address is not None and len(self._playing_of.get(address, ())) >= self.playing_per_address:
+            raise ProtocolError("rate_limited", f"an address may have at most {self.playing_per_address} tables "
+                                "it created playing at once (waiting or running)")
         seeded = seed is not None
         seed = secrets.randbits(63) if seed is None else seed
         try:
@@ -124,6 +141,8 @@ class Lobby:
         self._open(table)
         if address is not None:
             self._waiting_of.setdefault(address, set()).add(table.id)
+            self._playing_of.setdefault(address, set()).add(table.id)
+            self._creator[table.id] = address
         return table
 
     def _still_waiting(self, address: str) -> set[str]:
@@ -169,8 +188,9 @@ class Lobby:
                 self._expiring.deadline = self.clock.to_trio(table.expires_ms)
         self.tables[table.id] = table
         self.live[table.id] = table
-        if table.journal is not None:
-            table.journal.on_failure = table.journal_failed
+        if table.journal is not None:  # through a weak reference: a cycle (journal, table) outlives the table by
+            # up to 10 minutes once the collector froze it (server/collector.py), and with it every record it holds
+            table.journal.on_failure = partial(_journal_failed, weakref.ref(table))
         self.nursery.start_soon(table.run)
         if self.elsewhere is not None:
             self.elsewhere.table_opened()
@@ -179,6 +199,12 @@ class Lobby:
         """A table's task is over: keep it in the finished index; its journal, once durable, becomes its replay
         file."""
         del self.live[table.id]
+        creator = self._creator.pop(table.id, None)
+        if creator is not None:  # no longer counted among its creator's live tables
+            playing = self._playing_of[creator]
+            playing.discard(table.id)
+            if not playing:
+                del self._playing_of[creator]
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
         if self.on_finished is not None:

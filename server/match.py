@@ -52,6 +52,23 @@ def _replayable(result: Result | None) -> Result | None:
     return None if result is None else {k: v for k, v in result.items() if k != "rejected"}
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A refused command's answer as kept for its key: data, never the exception itself (an exception raised
+    again grows its traceback with each raise). ``error()`` is a fresh one, the same for the client."""
+
+    code: str
+    message: str
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, err: ProtocolError) -> "Refusal":
+        return cls(err.code, err.message, err.reason)
+
+    def error(self) -> ProtocolError:
+        return ProtocolError(self.code, self.message, reason=self.reason)
+
+
 @dataclass
 class Seat:
     index: int
@@ -60,13 +77,13 @@ class Seat:
     key: str | None = None  # the client's join key, if it gave one: the same join again gets this seat back
     # act key -> its answer: the ok's fields, or the refusal (kept in memory only: a refused command is not
     # journaled, so after a restart it is judged afresh)
-    answers: dict[str, Answer | ProtocolError] = field(default_factory=dict)
+    answers: dict[str, Answer | Refusal] = field(default_factory=dict)
     # the session's (server.session): who holds the seat now, whether it wants views, whether anyone ever held it
     sub: Subscriber | None = None
     views: bool = True
     connected: bool = False
 
-    def remember(self, key: str, answer: Answer | ProtocolError) -> None:
+    def remember(self, key: str, answer: Answer | Refusal) -> None:
         if len(self.answers) >= ANSWERS_KEPT:
             del self.answers[next(iter(self.answers))]  # the oldest
         self.answers[key] = answer

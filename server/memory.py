@@ -25,6 +25,7 @@ import trio
 from server import logs
 
 CROWD = 256  # connections gone since the high mark before memory is given back: below that, not worth 1 ms
+TABLES_GONE = 16  # live tables ended since their high mark, likewise (a busy table holds up to 512 KiB of events)
 TICK_S = 1.0  # how often the trimmer looks whether a trim is owed
 LAST_TRIM_TICKS = 32  # the interval between the last two trims after a crowd left (TICK_S each)
 ALLOCATOR = "PYTHONMALLOC"
@@ -59,11 +60,13 @@ class Trimmer:
     at least, it starts a new mark and gives memory back at the ``tick``s 1, 3, 7, 15, 31 and 63 s later: what a
     connection held is freed seconds after its socket closed (its tasks, cancel scopes and timers go last; measured,
     3.5 s after the last of 5,000 closed, and some later still), and a trim that finds little free costs 0.1-3
-    ms. A drop while those are under way starts them again."""
+    ms. A drop while those are under way starts them again. The live tables likewise (``count_tables``): when they
+    fell to half of their high mark, and by ``TABLES_GONE`` at least (busy tables' events and records)."""
 
     def __init__(self, trim: Callable[[], object] | None = None) -> None:
         self._trim = _malloc_trim() if trim is None else trim
         self._high = 0
+        self._tables_high = 0
         self._gone = 0  # connections gone since the last trim
         self._due_in: int | None = None  # ticks until the next trim; None: none owed
         self._interval = 1  # ticks from this trim to the next
@@ -74,6 +77,12 @@ class Trimmer:
         elif self._high - connections >= CROWD and connections <= self._high // 2:
             self._gone += self._high - connections
             self._high, self._due_in, self._interval = connections, 1, 1
+
+    def count_tables(self, live: int) -> None:
+        if live > self._tables_high:
+            self._tables_high = live
+        elif self._tables_high - live >= TABLES_GONE and live <= self._tables_high // 2:
+            self._tables_high, self._due_in, self._interval = live, 1, 1
 
     def tick(self) -> None:
         if self._due_in is None or self._trim is None:
@@ -91,8 +100,10 @@ class Trimmer:
         self._gone = 0
 
 
-async def keep_memory_given_back(trimmer: Trimmer) -> None:
-    """``trimmer.tick()`` every ``TICK_S``, for the server's life."""
+async def keep_memory_given_back(trimmer: Trimmer, live_tables: Callable[[], int] | None = None) -> None:
+    """``trimmer.tick()`` every ``TICK_S``, for the server's life, counting ``live_tables()`` first."""
     while True:
         await trio.sleep(TICK_S)
+        if live_tables is not None:
+            trimmer.count_tables(live_tables())
         trimmer.tick()

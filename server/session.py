@@ -14,6 +14,7 @@ seq, history, result, engine) is read through the session as it is (``session.se
 from __future__ import annotations
 
 import hmac
+from collections import deque
 from operator import attrgetter
 from typing import Any, Callable
 
@@ -25,9 +26,17 @@ from protocol.messages import TableSummary
 from protocol.views import player_view
 from protocol.values import Command, LegalAction, Message, Value, ViewPart
 from server.games import Event
-from server.match import RUNNING, WAITING, Answer, Match, Seat, Subscriber
+from server.match import RUNNING, WAITING, Answer, Match, Refusal, Seat, Subscriber
 
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
+# a waiting table's seat whose connection went away is freed this long after, unless it was resumed meanwhile: a
+# bot killed before its table filled leaves no seat nobody holds (the SDKs reconnect within a few seconds)
+SEAT_GRACE_MS = 10_000
+# a live table's events kept in memory (for resumes, and history pages): at most 2 * REPLAY_LIMIT of them and
+# 2 * HISTORY_BYTES, trimmed to REPLAY_LIMIT and HISTORY_BYTES when over either (older pages are replayed from the
+# journal). An event's bytes: its frame's, and EVENT_BYTES for its objects (a 60-byte gift event holds ~430 bytes)
+HISTORY_BYTES = 256 << 10
+EVENT_BYTES = 360
 
 
 def _acting(match: Match) -> bool:
@@ -46,6 +55,10 @@ class Session:
         self.spectators: dict[Subscriber, bool] = {}  # subscriber -> wants views
         self._frames: list[tuple[Subscriber, bytes]] = []
         self._views_due = False
+        self._gone: list[tuple[int, Seat]] = []  # (when it is freed, seat): a waiting table's seats left unheld
+        self._sizes: deque[int] = deque()  # what each of the history's events costs, oldest first
+        self._new_sizes: list[int] = []  # of the events sent since the last forget_old_events
+        self.history_bytes = 0  # the sum of _sizes
 
     # What the match holds, read through its session as it is. Each is a property whose getter is an
     # ``attrgetter`` (C, no Python frame): a ``__getattr__`` fallback cost a failed lookup, an AttributeError
@@ -68,9 +81,7 @@ class Session:
     result = _of_match("result")
     join = _of_match("join")
     start = _of_match("start")
-    next_deadline = _of_match("next_deadline")
     take_records = _of_match("take_records")
-    retire = _of_match("retire")
     game_name = _of_match("game_name")
     cls = _of_match("cls")
     options = _of_match("options")
@@ -84,6 +95,7 @@ class Session:
     pause = _of_match("pause")
     unpause = _of_match("unpause")
     close = _of_match("close")
+    retire = _of_match("retire")  # then forget_old_events: the sizes of the events it no longer holds go too
 
     @property
     def on_event(self) -> Callable[[Event], None] | None:
@@ -134,11 +146,21 @@ class Session:
             self.handle(kind, sub, msg, now)
         self.flush_views(now)
 
+    def next_deadline(self) -> int | None:
+        """The match's next deadline, or sooner the end of a waiting seat's grace (``SEAT_GRACE_MS``)."""
+        deadline = self.match.next_deadline()
+        if not self._gone:
+            return deadline
+        freed = min(at for at, _ in self._gone)
+        return freed if deadline is None else min(deadline, freed)
+
     def tick(self, now: int) -> None:
         deadline = self.match.next_deadline()
         if deadline is not None and deadline <= now:
             self.match.tick(now)
             self._fan_out()
+        if self._gone:
+            _free_seats(self, now)
 
     def handle(self, kind: str, sub: Subscriber, msg: Message, now: int) -> None:
         """One request from ``sub``; a refusal is answered to it with an ``error`` frame."""
@@ -156,7 +178,8 @@ class Session:
             self._fan_out()
 
     def detach(self, sub: Subscriber) -> None:
-        """A subscriber went away: a seat stays in the game (its clock keeps running), a spectator is gone."""
+        """A subscriber went away: a seat stays in the game (its clock keeps running), a spectator is gone. (A
+        waiting table's seat is freed a grace later: the ``detach`` request.)"""
         self.spectators.pop(sub, None)
         for seat in self.match.seats:
             if seat.sub is sub:
@@ -238,8 +261,10 @@ class Session:
         if not events:
             return
         table, subscribers, queue = self.match.id, self.subscribers(), self._frames
+        sizes = self._new_sizes
         for seq, at, event in events:
             full = event_frame(table, seq, at, event.to_wire())
+            sizes.append(EVENT_BYTES + len(full))
             if event.audience is None:
                 queue.extend([(sub, full) for sub, _ in subscribers])
                 continue
@@ -249,6 +274,50 @@ class Session:
 
     def _send(self, sub: Subscriber, frame: bytes) -> None:
         self._frames.append((sub, frame))
+
+
+def _free_seats(s: Session, now: int) -> None:
+    """The seats of a waiting table whose connection went away a grace ago and that nobody resumed since leave
+    the table, as a ``leave`` would (the seat's number goes to the next player to join)."""
+    match = s.match
+    if match.state != WAITING:
+        s._gone.clear()
+        return
+    due = [seat for at, seat in s._gone if at <= now]
+    s._gone = [(at, seat) for at, seat in s._gone if at > now]
+    for seat in due:
+        if seat.sub is None and any(other is seat for other in match.seats):
+            match.leave(seat.index)
+            s._views_due = True
+
+
+def forget_old_events(s: Session) -> None:
+    """Trim the history to ``REPLAY_LIMIT`` events and ``HISTORY_BYTES`` once it holds twice either (but never
+    the last event): a table that plays on for hours (a long opening of many bids, gifts sent as fast as allowed)
+    keeps a bounded memory. A resume further behind gets what is left and ``capped``, and pages the rest with
+    ``history``, replayed from the journal, which keeps every record. After ``retire``: the sizes go too."""
+    history, sizes = s.match.history, s._sizes
+    if s._new_sizes:
+        sizes.extend(s._new_sizes)
+        s.history_bytes += sum(s._new_sizes)
+        s._new_sizes.clear()
+    while len(sizes) > len(history):  # trimmed meanwhile (retired)
+        s.history_bytes -= sizes.popleft()
+    if len(sizes) < len(history):  # events never sent (a recovered match's, replayed): measured once
+        if len(history) > 2 * REPLAY_LIMIT:  # only those the count keeps
+            del history[: min(len(history) - len(sizes), len(history) - REPLAY_LIMIT)]
+        table = s.match.id
+        older = [EVENT_BYTES + len(event_frame(table, seq, at, event.to_wire()))
+                 for seq, at, event in history[: len(history) - len(sizes)]]
+        sizes.extendleft(reversed(older))
+        s.history_bytes += sum(older)
+    if len(history) <= 2 * REPLAY_LIMIT and s.history_bytes <= 2 * HISTORY_BYTES:
+        return
+    drop = 0
+    while len(history) - drop > 1 and (len(history) - drop > REPLAY_LIMIT or s.history_bytes > HISTORY_BYTES):
+        s.history_bytes -= sizes.popleft()
+        drop += 1
+    del history[:drop]
 
 
 # ---------------------------------------------------------------------- the requests, each an input of the match
@@ -347,7 +416,10 @@ def _on_resume(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
 
 
 def _on_detach(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
+    seat = s.seat_of(sub)
     s.detach(sub)
+    if seat is not None and s.match.state == WAITING:  # freed after a grace, unless resumed meanwhile
+        s._gone.append((now + SEAT_GRACE_MS, seat))
 
 
 def _on_view(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
@@ -362,9 +434,9 @@ def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
         raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
     key = msg.get("key")
     answer = seat.answers.get(key) if key is not None else None
-    if isinstance(answer, ProtocolError):
+    if isinstance(answer, Refusal):
         s.match.rejected += 1  # refused again: each refused message counts, as the result reports
-        raise answer
+        raise answer.error()
     if answer is not None:  # sent again: the first answer, and nothing changes
         s._send(sub, encode(messages.ok(msg.get("id"), answer)))
         return
@@ -372,7 +444,7 @@ def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
         answer = s.match.act(seat.index, msg["command"], now, key)
     except ProtocolError as err:
         if key is not None and err.code == "illegal_action":
-            seat.remember(key, err)
+            seat.remember(key, Refusal.of(err))
         raise
     s._send(sub, encode(messages.ok(msg.get("id"), answer)))  # before what it caused
     s._fan_out()

@@ -37,7 +37,7 @@ from server.games import Event
 from server.journal import Journal
 from server.journal_format import Record, decode_frames
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
-from server.session import REPLAY_LIMIT, Session
+from server.session import REPLAY_LIMIT, Session, forget_old_events
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -297,6 +297,7 @@ class FinishedTable(_Shell):
 
     def __init__(self, match: Session, clock: ServerClock, records: Records | None = None) -> None:
         match.retire()
+        forget_old_events(match)  # the sizes of the events it no longer holds
         match.on_event = None
         self.match = match
         self.id = match.id
@@ -314,9 +315,6 @@ class FinishedTable(_Shell):
 
 
 def _forget_old_events(match: Session) -> None:
-    """A live match keeps at most ``2 * REPLAY_LIMIT`` events in memory, trimmed to the last
-    ``REPLAY_LIMIT`` when it has more: a resume further behind gets a fresh view instead of the events
-    (``server.session``), so the older ones serve no one, and a table that plays on for hours (a long
-    opening of many bids) would otherwise grow without bound. The journal keeps every one."""
-    if len(match.history) > 2 * REPLAY_LIMIT:
-        del match.history[: len(match.history) - REPLAY_LIMIT]
+    """A live match keeps a bounded number of its latest events in memory, and a bounded size of them
+    (``server.session.forget_old_events``); the journal keeps every one."""
+    forget_old_events(match)

@@ -49,6 +49,12 @@ then fall on the flooder, not on the normal table's clients.
 * ``big``: N connections each announcing a 100 MB message and pushing its bytes as fast as they go; again after each
   close. Reports the connections opened, the bytes pushed (into the kernel's buffers too) and the close codes.
 * ``bighttp``: the same over HTTP, a request announcing ``Content-Length: 100000000``. Reports the statuses.
+* ``refused``: N seats (two a table, created by the flooder) each resending one refused command (a gift of more
+  than it has) under one key at ``--rate`` a second, reading every answer. Reports what it sent and the refusals.
+* ``tables``: from each of ``--addresses`` addresses, N tables of its own, each seat a connection of its own
+  sending gifts of 1 at ``--rate`` a second (events only, read and dropped), and one create more (refused at the
+  cap); 3 s before the end each table's seat 0 quits, which ends its game. Reports the tables, what was sent,
+  the creates refused and the quits.
 * ``hsrate``: 8 clients (4 an address from 2 addresses on) making WebSocket handshakes (and ``hello``) and closing, as fast as they can. Reports the
   handshakes made and refused (429).
 
@@ -712,9 +718,113 @@ async def bighttp(args: argparse.Namespace, result: dict) -> None:
             nursery.start_soon(one, n)
 
 
-KINDS = {"resume": resume, "creates": creates, "sockets": sockets, "http": http, "bulletin": bulletin,
-         "watchers": watchers, "hsrate": hsrate, "fragments": pushing, "pings": pushing, "pongs": pushing,
-         "big": pushing, "bighttp": bighttp}
+async def seated(args: argparse.Namespace, n: int, tables: int, name: str) -> list[tuple[Client, str]]:
+    """``tables`` new 2-seat Parsimonia tables of address ``n`` (one connection creates them), each seat held by
+    a connection of its own from that address, events only: [(seat 0, table), (seat 1, table)] for each."""
+    creator = await opened(args, n, f"{name}-creator")
+    seats: list[tuple[Client, str]] = []
+    for i in range(tables):
+        await creator.send({"type": "create", "id": i + 1, "game": "parsimonia", "seats": 2})
+        created = await creator.next_message()
+        assert created is not None and created["type"] == "created", created
+        for seat in range(2):
+            client = await opened(args, n, f"{name}-{seat}")
+            await client.send({"type": "join", "id": 1, "table": created["table"], "name": f"{name}-{seat}",
+                               "views": False})
+            joined = await client.next_message()
+            assert joined is not None and joined["type"] == "joined", joined
+            seats.append((client, created["table"]))
+    await creator.stream.aclose()
+    return seats
+
+
+async def drained(client: Client, result: dict, count: str | None = None) -> None:
+    """Read and drop what the server sends (pings unanswered: the client is never silent), counting the bytes;
+    with ``count``, every error frame decoded and counted under it (a slower reader: for a few connections)."""
+    try:
+        if count is None:
+            while data := await client.stream.receive_some(65536):
+                result["bytes_read"] += len(data)
+            return
+        while (message := await client.next_message()) is not None:
+            result[count] += message.get("type") == "error" and message.get("code") == "illegal_action"
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
+async def refused(args: argparse.Namespace, result: dict) -> None:
+    """``--count`` seats (two a table, their own) each resending one refused command under one key at
+    ``--rate`` a second (a gift of more than it has): the server answers each with the same refusal."""
+    result.update(sent=0, refusals=0, tables=0)
+    seats: list[tuple[Client, str]] = []
+    for n in range((args.count + 1) // 2):
+        seats += await seated(args, n, 1, "flood-refused")
+    result["tables"] = len(seats) // 2
+    per_batch = max(1, round(args.rate / 10))
+    async with trio.open_nursery() as nursery:
+        for i, (client, table) in enumerate(seats):
+            nursery.start_soon(drained, client, result, "refusals")
+        print("READY", flush=True)
+        for i, (client, table) in enumerate(seats[: args.count]):
+            act = {"type": "act", "id": 7, "table": table, "key": "refused",
+                   "command": {"type": "give", "to": 1 - i % 2, "amount": 10**8}}
+            batch = b"".join(client.frame(act) for _ in range(per_batch))
+
+            async def resend(client: Client = client, batch: bytes = batch) -> None:
+                try:
+                    while True:
+                        await client.send_bytes(batch)
+                        result["sent"] += per_batch
+                        await trio.sleep(0.1)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    result["closed"] = result.get("closed", 0) + 1
+            nursery.start_soon(resend)
+
+
+async def tables(args: argparse.Namespace, result: dict) -> None:
+    """``--addresses`` addresses each keeping ``--count`` tables of their own busy: two seats a table, each a
+    connection sending gifts of 1 at ``--rate`` a second, events read and dropped; 3 s before the end each
+    table's seat 0 quits (its game ends: the address leaves)."""
+    result.update(sent=0, bytes_read=0, tables=0, refused_creates=0, quits=0)
+    seats: list[tuple[Client, str]] = []
+    for n in range(args.addresses):
+        seats += await seated(args, n, args.count, "flood-tables")
+    result["tables"] = len(seats) // 2
+    per_batch = max(1, round(args.rate / 10))
+    async with trio.open_nursery() as nursery:
+        for client, _ in seats:
+            nursery.start_soon(drained, client, result)
+        # and one more table than the cap: refused
+        extra = await opened(args, 0, "flood-tables-extra")
+        await extra.send({"type": "create", "id": 1, "game": "parsimonia", "seats": 2})
+        answer = await extra.next_message()
+        result["refused_creates"] += answer is not None and answer.get("code") == "rate_limited"
+        await extra.stream.aclose()
+        print("READY", flush=True)
+        busy_until = trio.current_time() + max(1.0, args.seconds - 3)
+        for i, (client, table) in enumerate(seats):
+            give = {"type": "act", "table": table, "command": {"type": "give", "to": 1 - i % 2, "amount": 1}}
+            batch = b"".join(client.frame({**give, "id": k}) for k in range(per_batch))
+
+            async def send(client: Client = client, batch: bytes = batch, seat: int = i % 2,
+                           table: str = table) -> None:
+                try:
+                    with trio.move_on_at(busy_until):
+                        while True:
+                            await client.send_bytes(batch)
+                            result["sent"] += per_batch
+                            await trio.sleep(0.1)
+                    if seat == 0:  # the game ends
+                        await client.send({"type": "act", "id": 1, "table": table, "command": {"type": "quit"}})
+                        result["quits"] += 1
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+            nursery.start_soon(send)
+
+
+KINDS = {"refused": refused, "tables": tables, "resume": resume, "creates": creates, "sockets": sockets,
+         "http": http, "bulletin": bulletin, "watchers": watchers, "hsrate": hsrate, "fragments": pushing,
+         "pings": pushing, "pongs": pushing, "big": pushing, "bighttp": bighttp}
 
 
 async def main(args: argparse.Namespace) -> None:

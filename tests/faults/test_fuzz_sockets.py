@@ -199,7 +199,7 @@ async def test_hostile_frames_over_sockets_leave_the_bots_games_and_the_server_w
             "--max-http-connections-per-ip", "10000", "--max-handshakes-per-s", "1e9",
             "--max-http-requests-per-s", "1e9",
             "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12",
-            "--max-waiting-tables-per-ip", "100000")
+            "--max-waiting-tables-per-ip", "100000", "--max-playing-tables-per-ip", "100000")
         await until_up(port)
         started, cpu = time.perf_counter(), time.process_time()
         async with trio.open_nursery() as nursery:

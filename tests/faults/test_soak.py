@@ -45,7 +45,7 @@ LIFTED = ("--max-tables-per-client", "1000000", "--max-connections-per-ip", "100
           "--max-http-connections-per-ip", "100000", "--max-handshakes-per-s", "1e9",
           "--max-http-requests-per-s", "1e9",
           "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12",
-          "--max-waiting-tables-per-ip", "100000")
+          "--max-waiting-tables-per-ip", "100000", "--max-playing-tables-per-ip", "100000")
 
 
 @dataclass

@@ -16,6 +16,7 @@ from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
 from server.limits import ClientLimits
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join, play_seat
+from tests.server.test_crash import ROOT
 
 POLICY_VIOLATION = 1008
 
@@ -329,3 +330,48 @@ async def test_pong_and_the_organisers_listing_carry_the_round_trip_once_the_ser
         listing = await org.request("admin", token="organiser-token-0123456789", action="connections")
         [mine] = listing["connections"]
         assert (mine["client"], mine["rtt_ms"], mine["rtt_last_ms"]) == ("org", 0, 0)
+
+
+async def test_every_request_of_the_server_itself_repeated_keeps_no_memory_per_request(server, autojump_clock):
+    """What a connection asks of the server itself, answered or refused a thousand times over, leaves nothing
+    behind in what the server's code allocated (the table's own requests: tests/server/test_session.py)."""
+    import gc
+    import tracemalloc
+
+    ours = [tracemalloc.Filter(True, f"{ROOT}/server/*"), tracemalloc.Filter(True, f"{ROOT}/protocol/*")]
+    async with connect(server, "asker") as asker:
+        table = await create_table(asker, 2)
+        requests: dict[str, dict[str, Any]] = {
+            "ping": {"type": "ping"},
+            "tables": {"type": "tables"},
+            "bulletin": {"type": "bulletin", "topic": "news"},
+            "history": {"type": "history", "table": table, "after": 0},
+            "history of no table": {"type": "history", "table": "t999", "after": 0},
+            "admin refused": {"type": "admin", "token": "wrong", "action": "connections"},
+            "a table request refused": {"type": "join", "table": "t999", "name": "x"},
+            "hello again": {"type": "hello", "version": PROTOCOL_VERSION, "client": "again"},
+            "unknown field": {"type": "ping", "extra": 1},
+        }
+
+        async def repeat(message: dict[str, Any], times: int) -> None:
+            for _ in range(times):
+                answer = await asker.request(message["type"], **{k: v for k, v in message.items() if k != "type"})
+                assert answer.get("code") != "rate_limited", answer
+                asker.frames.clear()  # the test client's own record of what it received
+                asker.pos = 0
+                await trio.sleep(0.01)  # under the connection's rate
+
+        for name, message in requests.items():
+            await repeat(message, 200)  # the warm-up
+            tracemalloc.start()
+            try:  # what is held after 1,000 more against what was after 500: buffers in use cancel out
+                await repeat(message, 500)
+                gc.collect()
+                before = tracemalloc.take_snapshot().filter_traces(ours)
+                await repeat(message, 1000)
+                gc.collect()
+                after = tracemalloc.take_snapshot().filter_traces(ours)
+            finally:
+                tracemalloc.stop()
+            grown = sum(stat.size_diff for stat in after.compare_to(before, "lineno"))
+            assert grown < 16 * 1024, (name, grown)  # a leak of a few bytes a request would be 1000 times that

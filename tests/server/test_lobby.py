@@ -304,3 +304,28 @@ async def test_a_seeded_table_says_so_in_tables_its_views_and_its_result(server,
         await trio.sleep(601)  # both expire
         assert server.lobby.tables[seeded].match.result["seeded"] is True
         assert "seeded" not in server.lobby.tables[unseeded].match.result
+
+
+async def test_an_address_may_have_so_many_tables_of_its_own_playing_then_another_when_one_ends(
+        start_server, autojump_clock, memory_net, toy):
+    """Waiting tables were capped, running ones not: an address could keep any number of its own tables busy, each
+    holding its events in memory."""
+    server = await start_server(client=ClientLimits(playing_tables_per_ip=3, rtt_ping_s=0))
+    async with connect(server, "a") as a, connect(server, "b") as b:
+        tables = []
+        for n in range(3):
+            created = await a.request("create", game=toy.NAME, seats=2, options={"choose_ms": 1000 * (n + 1)})
+            tables.append(created["table"])
+            await join(a, tables[-1])
+            await join(b, tables[-1])  # it starts: running, still counted
+        assert [server.lobby.tables[t].state for t in tables] == ["running"] * 3
+        refused = await b.request("create", game=toy.NAME, seats=2)  # the address's, whichever connection
+        assert refused["type"] == "error" and refused["code"] == "rate_limited" and "3 tables" in refused["message"]
+        memory_net.address = "10.0.0.9"
+        async with connect(server, "elsewhere") as other:
+            assert (await other.request("create", game=toy.NAME, seats=2))["type"] == "created"  # its own three
+        await trio.sleep(1.5)  # the first game is over
+        assert [server.lobby.tables[t].state for t in tables] == ["over", "running", "running"]
+        assert (await a.request("create", game=toy.NAME, seats=2))["type"] == "created"
+        refused = await a.request("create", game=toy.NAME, seats=2)
+        assert refused["type"] == "error" and refused["code"] == "rate_limited"

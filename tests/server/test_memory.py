@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.memory import CROWD, Trimmer
+from server.memory import CROWD, TABLES_GONE, Trimmer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,3 +88,15 @@ def test_a_server_from_the_command_line_runs_on_the_c_librarys_allocator_unless_
     env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
     assert served_environment(env).get("PYTHONMALLOC") == "malloc"
     assert served_environment({**env, "PYTHONMALLOC": "pymalloc"})["PYTHONMALLOC"] == "pymalloc"
+
+
+def test_busy_tables_ended_are_given_back_as_a_crowd_of_connections_is(trimmer, trims):
+    """64 busy tables that ended left the server at its peak: no crowd of connections had gone."""
+    trimmer.count_tables(64)
+    trimmer.count_tables(64 - (TABLES_GONE - 1))  # fewer than TABLES_GONE ended
+    assert trims_at(trimmer, trims, 5) == []
+    trimmer.count_tables(2)
+    assert trims_at(trimmer, trims, 100) == [1, 3, 7, 15, 31, 63]
+    trimmer.count_tables(40)
+    trimmer.count_tables(30)  # not half of the new mark
+    assert trims_at(trimmer, trims, 100) == []

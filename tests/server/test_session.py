@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+from typing import Any, Callable
+
 import pytest
 
+from server import session as session_module
+from server.games import Event
 from server.match import Match
 from server.session import Session
 from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
@@ -40,3 +46,100 @@ def test_the_session_sends_nothing_itself_and_knows_no_socket():
     player = Keeper()
     session.step(0, "join", player, {"table": "t1", "name": "p0", "id": 1})
     assert player.frames == [] and [sub for sub, _ in session.take_frames()] == [player, player]
+
+
+# ---------------------------------------------------------------------- no memory kept per request
+
+
+def _growth(request: Callable[[], None], times: int = 3000) -> int:
+    """The bytes still allocated after ``times`` more requests than a warm-up made (tracemalloc)."""
+    for _ in range(300):  # the warm-up: dicts and caches at their size
+        request()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(times):
+            request()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request():
+    """A refused command resent under its key is refused again from data, not by raising the first refusal's
+    exception again (each raise grew its traceback: about 3 KB a resend, never given back)."""
+    session = Session(Match("t1", Sealed.NAME, 2, seed=7, options={"choose_ms": 10**9}))
+    seated, other, stranger, watcher = Keeper(), Keeper(), Keeper(), Keeper()
+    now = 0
+
+    def step(kind: str, sub: Keeper, **msg: Any) -> None:
+        nonlocal now
+        now += 1
+        session.step(now, kind, sub, {"table": "t1", "id": 1, **msg})
+        session.take_records()  # as the table does: records to the journal, frames to their connections
+        session.take_frames()
+        del session.history[:]  # what the history keeps is bounded on its own (test_a_live_table_keeps...)
+        session_module.forget_old_events(session)
+
+    step("join", seated, name="p0", key="j0")
+    step("join", other, name="p1")
+    token = session.seats[0].token
+    step("act", seated, command={"type": "choose", "value": 5}, key="applied")
+    refused = session.rejected
+    requests: dict[str, Callable[[], None]] = {
+        "act refused under its key": lambda: step("act", seated, command={"type": "choose", "value": 6}, key="no"),
+        "act refused": lambda: step("act", seated, command={"type": "choose", "value": 6}),
+        "act applied, resent": lambda: step("act", seated, command={"type": "choose", "value": 5}, key="applied"),
+        "act malformed": lambda: step("act", seated, command={"type": "choose", "value": 500}, key="bad"),
+        "act unseated": lambda: step("act", stranger, command={"type": "choose", "value": 1}),
+        "join again": lambda: step("join", seated, name="p0"),
+        "join again by key": lambda: step("join", stranger, name="p0", key="j0"),
+        "join full": lambda: step("join", watcher, name="late"),
+        "resume": lambda: step("resume", seated, token=token, last_seq=session.seq),
+        "bad token": lambda: step("resume", stranger, token="x" * 32, last_seq=0),
+        "view": lambda: step("view", seated),
+        "watch": lambda: step("watch", watcher),
+        "leave": lambda: (step("watch", watcher), step("leave", watcher)),
+        "detach": lambda: (step("detach", other), step("resume", other, token=session.seats[1].token,
+                                                           last_seq=session.seq)),
+        "pause and unpause": lambda: (step("pause_clocks", watcher), step("unpause_clocks", watcher)),
+        "unpause refused": lambda: step("unpause_clocks", watcher),
+        "expire": lambda: step("expire", watcher),
+    }
+    for name, request in requests.items():
+        assert _growth(request) < 16 * 1024, name  # the leak was 3000 x 3 KB
+    assert session.state == "running"
+    assert session.rejected - refused == 2 * 3300  # each refusal counted, again each time it came
+
+
+def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_ones_too(monkeypatch):
+    """Gifts sent as fast as allowed kept every event a live table made (up to 4,000): the history is bounded
+    in bytes as well as in count, also when a recovered match comes back with all its events replayed."""
+    monkeypatch.setattr(session_module, "HISTORY_BYTES", 20_000)
+    session = Session(Match("t1", "parsimonia", 2, seed=3))
+    seats = [Keeper(), Keeper()]
+    records = [session.header()]
+    for i, seat in enumerate(seats):
+        session.step(0, "join", seat, {"table": "t1", "name": f"p{i}"})
+    for n in range(1, 3001):
+        session.step(n, "act", seats[n % 2], {"table": "t1", "command": {"type": "give", "to": 1 - n % 2, "amount": 1}})
+        records += session.take_records()
+        session.take_frames()
+        session_module.forget_old_events(session)
+        assert session.history_bytes <= 2 * 20_000
+    assert session.seq == 3001 and session.history[-1][0] == 3001  # the latest kept, the oldest gone
+    assert 20_000 // 500 < len(session.history) < 2 * 20_000 // session_module.EVENT_BYTES
+    # what it counts is at least what the events hold (tracemalloc: ~430 bytes a gift event)
+    gc.collect()
+    tracemalloc.start()
+    kept = [(seq, at, Event(e.type, e.at, dict(e.data))) for seq, at, e in session.history]
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert held <= session.history_bytes, (held, session.history_bytes, len(kept))
+
+    recovered = Session(Match.replay(records))
+    assert len(recovered.history) == 3001
+    session_module.forget_old_events(recovered)
+    assert recovered.history_bytes <= 20_000 and recovered.history[-1][0] == 3001

@@ -484,3 +484,35 @@ async def test_a_watcher_leaving_is_forgotten_with_no_step_of_the_table_and_a_se
     with trio.fail_after(10):
         while "detach" not in steps:  # the seat's connection went: a step (its seat shows disconnected)
             await trio.sleep(0.01)
+
+
+async def test_a_waiting_seat_whose_connection_went_is_freed_after_a_grace_unless_resumed(server, autojump_clock):
+    """A bot killed before its table filled left its seat taken with nobody there, and the next players joined a
+    table with a dead seat (issue 38)."""
+    grace_s = session_module.SEAT_GRACE_MS / 1000
+    async with connect(server, "host") as host:
+        table = await create_table(host, 3)
+
+        async def taken() -> list[tuple[int, str, bool]]:
+            view = (await host.request("view", table=table))["view"]
+            return [(s["seat"], s["name"], s["connected"]) for s in view["seats"]]
+
+        assert (await host.request("watch", table=table))["type"] == "watching"
+        async with connect(server, "killed") as killed:
+            await join(killed, table)
+            await killed.drop()  # killed: no leave, no close handshake
+        async with connect(server, "dropped") as dropped:
+            token = (await join(dropped, table))["token"]
+            await dropped.drop()
+        await trio.sleep(grace_s / 2)
+        assert await taken() == [(0, "killed", False), (1, "dropped", False)]  # within the grace: kept
+        async with connect(server, "back") as back:
+            resumed = await back.request("resume", table=table, token=token, last_seq=0)
+            assert resumed["type"] == "resumed" and resumed["seat"] == 1
+            await trio.sleep(grace_s)
+            assert await taken() == [(1, "dropped", True)]  # the killed bot's seat is free, the resumed one kept
+            async with connect(server, "p0") as p0, connect(server, "p2") as p2:
+                assert (await join(p0, table))["seat"] == 0 and (await join(p2, table))["seat"] == 2
+                started = await host.view(lambda m: m["view"]["phase"] != "waiting")
+                assert [s["connected"] for s in started["view"]["seats"]] == [True, True, True]
+    assert server.lobby.tables[table].state == "running"
