@@ -33,7 +33,7 @@ import msgpack
 from clients.players import fill
 from protocol.codec import Limits
 from protocol.messages import CLIENT_MESSAGES, PROTOCOL_VERSION
-from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, Str
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Pattern, Record, Str
 from server.games import GAMES
 
 _pack = msgpack.Packer(use_bin_type=True).pack
@@ -190,6 +190,8 @@ class Hostile:
             return "".join(rng.choice("abcXYZ019-_ Ωé名") for _ in range(n))
         if isinstance(spec, Enum):
             return rng.choice(spec.values)
+        if isinstance(spec, Pattern):  # a table id, well formed (a field named ``table`` also gets others, above)
+            return rng.choice([*self.known.tables, "t1", "t999999", "w2-t7"])
         if isinstance(spec, Nullable):
             return None if rng.random() < 0.3 else self.good(spec.inner, name)
         if isinstance(spec, List):
@@ -214,6 +216,8 @@ class Hostile:
             return rng.choice(["x" * (spec.max_len + 1), "" if spec.min_len else 7, "é" * (spec.max_len + 1)])
         if isinstance(spec, Enum):
             return rng.choice(["", spec.values[0].upper(), spec.values[0] + " ", 0])
+        if isinstance(spec, Pattern):  # a table id: a leading zero, a line's end, another script's digit, too long
+            return rng.choice(["t01", "t1\n", "w\u0662-t1", "t" + "1" * spec.max_len, ""])
         if isinstance(spec, List):
             return rng.choice([[self.bad(spec.item)], [self.good(spec.item)] * (spec.max_len + 1), {}])
         if isinstance(spec, (Record, AnyMap)):

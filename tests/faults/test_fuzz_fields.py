@@ -14,7 +14,7 @@ import pytest
 from protocol.codec import decode, encode
 from protocol.errors import ProtocolError
 from protocol.messages import CLIENT_MESSAGES, parse_client
-from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Str
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Pattern, Record, SchemaError, Str
 from server.games import GAMES
 from server.games.base import parse_command
 from tests.faults.hostile import Hostile
@@ -36,6 +36,8 @@ def wrong(spec: Any) -> list[Any]:
         return [None, True, 1, 1.5, [], {}, "x" * (spec.max_len + 1)] + ([""] if spec.min_len else [])
     if isinstance(spec, Enum):
         return [None, 1, "", spec.values[0].upper() + "!", []]
+    if isinstance(spec, Pattern):  # a table id: not ASCII digits, a leading zero, a line's end, too long
+        return [None, True, 1, [], {}, "", "t01", "t1\n", "w\u0662-t1", "../replays/t9", "t" + "1" * spec.max_len]
     if isinstance(spec, List):
         return [None, 1, "x", {}, [wrong(spec.item)[0]], [wrong(spec.item)[0]] * (spec.max_len + 1)]
     if isinstance(spec, AnyMap):
