@@ -1,15 +1,14 @@
 """One table's match, sans-IO: its seats and tokens, its states, the history and its sequence numbers, and the
-journal records. No trio, no sockets, no clock, no subscribers: every call takes ``now`` in integer ms.
+journal records. No trio, no sockets, no clock: every call takes ``now`` in integer ms.
 
-Inputs go in (``join``, ``leave``, ``start``, ``act``, ``tick``, ``pause``, ``unpause``, ``close``); what comes out
-is the journal records (``take_records``) and the events numbered since the last look (``take_events``). The
-session (``server.session``) routes requests to these inputs and turns the events into frames for its
-subscribers; the live table (``server.table``), recovery and replay files (``Match.replay``, a fold over the
-records) and ``parsimonia simulate`` all drive this one class, so what a journal replays to is what was played.
+Inputs go in (``join``, ``leave``, ``start``, ``act``, ``tick``, ``pause``, ``unpause``, ``close``); out come the
+journal records (``take_records``) and the events numbered since the last look (``take_events``). The session
+turns the events into frames; the live table, recovery, replay files (``Match.replay``, a fold over the records)
+and ``parsimonia simulate`` all drive this one class, so what a journal replays to is what was played.
 
-Failure is a state, as in h11: a refusal (``IllegalAction``, a malformed command) changes nothing and is
-answered; any other exception from the rules stops the match with reason ``server_error``. The record of
-the command that raised is kept, so a replay fails at the same point and stops the same way.
+Failure is a state, as in h11: a refusal (``IllegalAction``, a malformed command) changes nothing and is answered;
+any other exception from the rules stops the match with reason ``server_error``, and its record is kept, so a
+replay stops at the same point the same way.
 """
 
 from __future__ import annotations

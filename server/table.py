@@ -1,20 +1,14 @@
-"""The trio shell around a table's session: requests handled at once in the task that read them, one task per
-table that waits with ``move_on_at(next deadline)``, and the journal gate. Everything the table decides is
-decided by its session (``server.session``) and the match it drives (``server.match``); this module only owns
-time, the task and the order in which frames leave.
+"""The trio shell around a table's session: it owns time, the table's task and the order in which frames leave;
+everything the table decides is decided by its session (``server.session``) and the match it drives
+(``server.match``).
 
-A request is a synchronous step (``Table.submit``): the connection's reader calls it and nothing else runs
-until it returns, so no lock is needed and no task switch is spent on it. The table's own task fires the
-deadlines and sends the round of views the requests made due; it wakes once for all the requests read in one
-pass of the scheduler, so under load a seat gets one view for many changes, not one per change.
+A request is a synchronous step (``Table.submit``) run by the connection's reader: no lock is needed. The table's
+task fires the deadlines and sends the views the requests made due, once per scheduler pass.
 
-Sending to connections never blocks (``Connection.send`` drops a client that cannot keep up), so no
-client can stall a table. With a journal, every frame a step causes (the acknowledgement, the events, the
-views) is held back until the records that step wrote are durable.
-
-A finished table's task ends once its journal is finished; the lobby then keeps it as a ``FinishedTable``
-(the match without its history), which still answers watch, view and resume with the result. A live
-table keeps only its last events in memory too, as many as a resume may replay (``_forget_old_events``).
+Sending never blocks (``Connection.send`` drops a client that cannot keep up), so no client stalls a table. With a
+journal, every frame a step causes is held back until the records that step wrote are durable. A finished table's
+task ends once its journal is finished; the lobby keeps it as a ``FinishedTable``, which still answers watch, view
+and resume with the result.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ MAX_WORDS = 150
 # docstrings were cut on this one. The lead cuts these after merging and empties this set; nothing is to be added.
 PENDING = {
     "server/session.py", "server/match.py", "server/history.py", "server/lobby.py", "server/requests.py",
-    "server/table.py", "server/journal.py",
+    "server/journal.py",
 }
 
 # Words in backquotes that name no code (entry-point groups), or what only a build makes.
