@@ -415,6 +415,9 @@ def _sweep(cfg: ScaleConfig, out: Callable[[str], None]) -> dict[str, Any]:
         if w == SINGLE:
             single = size
         report["sizes"].append(size)
+        if cfg.json_path:  # after each size, so a run cut short still leaves what it measured
+            Path(cfg.json_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(cfg.json_path).write_text(json.dumps(report, indent=1) + "\n")
     report["elapsed_s"] = round(time.monotonic() - start, 1)
     out("")
     for line in table(report):
