@@ -1,16 +1,14 @@
 """Scaling over workers: the storm against ``serve --workers N --redis`` at several N, and one process beside them.
 
-    parsimonia bench --workers 1,2                      # one process, then clusters of 1 and 2 workers
+    parsimonia bench --workers 1,2
     parsimonia bench --workers 1,2,4,8 --worker-rates 2000 --worker-tables 100 --duration 4
 
-Each size is a fresh cluster (its own redis-server, started for the run, saving nothing; journals as shipped,
-fsynced, unless ``--sync write``) loaded by as many ``bench/loadgen.py`` processes as keep each under
-``--generator-rate`` bids/s, each with its own tables and its share of the rate. The generators set up their
-tables, then start their storms together. The rate per worker rises through ``--worker-rates`` until a run fails
-(as the storm's: p99 >= 50 ms, an error, a disconnect, a lost bid) or a generator cannot keep its schedule; the
-capacity is the highest total rate that passed. For each size: that capacity, p50/p99 at it (the worst
-generator's), the cluster's CPU per accepted bid, and the ratios to one process (``serve`` alone, no cluster).
-A size whose workers and generators outnumber the cores is marked: its figures measure the contention.
+Each size is a fresh cluster (its own redis-server; journals fsynced unless ``--sync write``) loaded by as many
+``bench/loadgen.py`` processes as keep each under ``--generator-rate``, each with its own tables and share of the
+rate, set up first, then started together. The rate per worker rises through ``--worker-rates`` until a run fails
+as the storm's do; the capacity is the highest total rate that passed. Per size: capacity, p50/p99 at it (the worst
+generator's), the cluster's CPU per bid, and ratios to one process (``serve`` alone). A size whose workers and
+generators outnumber the cores is marked: its figures measure contention.
 """
 
 from __future__ import annotations
@@ -36,11 +34,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.stats import CpuMeter, cpu_seconds, machine, positive_int, positive_ints, raise_nofile_limit  # noqa: E402
-from bench.storm import (CLUSTER_SETTLE_S, _terminated, LOADGEN_CPU_LIMIT, LOADGEN_LAG_LIMIT_MS, P99_LIMIT_MS, free_port,  # noqa: E402
-                         server_command, start_redis, stop, wait_listening)
+from bench.storm import (CLUSTER_SETTLE_S, LOADGEN_CPU_LIMIT, LOADGEN_LAG_LIMIT_MS, P99_LIMIT_MS,  # noqa: E402
+                         _terminated, free_port, server_command, start_redis, stop, wait_listening)
 
 SINGLE = 0  # the size that is one process: `serve` alone, no supervisor, no Redis
-DEFAULT_WORKER_RATES = (250, 375, 550, 800, 1200, 1800, 2700, 4000, 6000)
+# steps of about 1.41x, so that twice and four times a rate are rates too: a cluster at one rate a worker can be
+# compared with one process at the same total rate
+DEFAULT_WORKER_RATES = (250, 350, 500, 700, 1000, 1400, 2000, 2800, 4000, 5600)
 DEFAULT_WORKER_TABLES = 100
 GENERATOR_RATE = 4000.0  # bids/s one generator is given at most (a 16-core Xeon held 4,000 per generator)
 BUSY_SHARE = 0.85  # cluster and generators together using more of the machine than this: it is saturated
@@ -53,6 +53,7 @@ class ScaleConfig:
     worker_tables: int = DEFAULT_WORKER_TABLES
     generator_rate: float = GENERATOR_RATE
     sync: str = "fsync"
+    rounds: str | None = None  # the journal's rounds, "free" or "aligned" (server/journal.py); None: as shipped
     single: bool = True
     warmup: float = 2.0
     duration: float = 5.0
@@ -100,7 +101,9 @@ def run_size(cfg: ScaleConfig, workers: int, worker_rate: float) -> dict[str, An
             if workers != SINGLE:
                 redis, url = start_redis(data_dir)
                 cmd += ["--workers", str(workers), "--redis", url, "--worker-ports", "0"]
-            srv = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=srv_err)
+            env = dict(os.environ, **({"PARSIMONIA_JOURNAL_ROUNDS": cfg.rounds} if cfg.rounds else {}))
+            srv = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=srv_err,
+                                   env=env)
             wait_listening(port, srv, 60)
             if workers != SINGLE:
                 time.sleep(CLUSTER_SETTLE_S + 0.1 * workers)
@@ -260,11 +263,13 @@ def summarize_size(cfg: ScaleConfig, workers: int, runs: list[dict[str, Any]],
                    single: dict[str, Any] | None) -> dict[str, Any]:
     cap = capacity(runs)
     at = cap["run"] or {}
-    size = {"workers": workers, "size": label(workers), "capacity": cap["rate"], "capacity_per_worker": cap["worker_rate"],
+    size = {"workers": workers, "size": label(workers), "capacity": cap["rate"],
+            "capacity_per_worker": cap["worker_rate"],
             "limited_by": cap["limited_by"], "generators": at.get("generators"), "tables": at.get("tables"),
             "p50_ms": at.get("p50_ms"), "p99_ms": at.get("p99_ms"), "server_cpu": at.get("server_cpu"),
             "cpu_us_per_bid": at.get("cpu_us_per_bid"),
-            "oversubscribed": any(r["oversubscribed"] for r in runs), "capacity_ratio": None, "p99_ratio": None}
+            "oversubscribed": any(r["oversubscribed"] for r in runs), "capacity_ratio": None, "p99_ratio": None,
+            "p99_ratio_same_total": None}
     if single is not None and workers != SINGLE:
         if cap["rate"] and single.get("capacity"):
             size["capacity_ratio"] = round(cap["rate"] / single["capacity"], 2)
@@ -272,6 +277,10 @@ def summarize_size(cfg: ScaleConfig, workers: int, runs: list[dict[str, Any]],
         base = [r for r in single["runs"] if r["worker_rate"] == cap["worker_rate"] and r["passed"]]
         if base and at.get("p99_ms") and base[0].get("p99_ms"):
             size["p99_ratio"] = round(at["p99_ms"] / base[0]["p99_ms"], 2)
+        # and at the same total rate, where one process ran it (and passed): what a cluster buys on this machine
+        same = [r for r in single["runs"] if r["rate"] == cap["rate"] and r["passed"]]
+        if same and at.get("p99_ms") and same[0].get("p99_ms"):
+            size["p99_ratio_same_total"] = round(at["p99_ms"] / same[0]["p99_ms"], 2)
     size["runs"] = runs
     return size
 
@@ -316,7 +325,7 @@ def run_header() -> str:
 def table(report: dict[str, Any]) -> list[str]:
     """The scaling table: a line per size."""
     lines = [f"{'size':<11}{'capacity':>10}{'/worker':>9}{'p50 ms':>8}{'p99 ms':>8}{'cores':>7}{'us/bid':>8}"
-             f"{'x cap':>7}{'x p99':>7}  note"]
+             f"{'x cap':>7}{'x p99':>7}{'x p99 tot':>10}  note"]
     for s in report["sizes"]:
         cap = "none" if s["capacity"] is None else f"{s['capacity']:g}"
         if s["limited_by"] in ("max_rate", "loadgen") and s["capacity"] is not None:
@@ -329,7 +338,8 @@ def table(report: dict[str, Any]) -> list[str]:
         lines.append(f"{s['size']:<11}{cap:>10}{_fmt(s['capacity_per_worker'], '{:g}'):>9}"
                      f"{_fmt(s['p50_ms'], '{:.1f}'):>8}{_fmt(s['p99_ms'], '{:.1f}'):>8}"
                      f"{_fmt(s['server_cpu'], '{:.2f}'):>7}{_fmt(s['cpu_us_per_bid'], '{:.0f}'):>8}"
-                     f"{_fmt(s['capacity_ratio'], '{:.2f}'):>7}{_fmt(s['p99_ratio'], '{:.2f}'):>7}  {'; '.join(notes)}")
+                     f"{_fmt(s['capacity_ratio'], '{:.2f}'):>7}{_fmt(s['p99_ratio'], '{:.2f}'):>7}"
+                     f"{_fmt(s.get('p99_ratio_same_total'), '{:.2f}'):>10}  {'; '.join(notes)}")
     return lines
 
 
@@ -338,6 +348,7 @@ LEGEND = [
     "  rates rising through --worker-rates; >= the climb ran out of rates, * a generator fell behind first",
     "p50/p99: the worst generator's at capacity; cores: the server's CPU then (1.0 = one core busy); us/bid: its CPU",
     "  per accepted bid; x cap: capacity over one process's; x p99: p99 over one process's at the same rate per worker",
+    "  (each process as loaded as the one); x p99 tot: over one process's at the same total rate, where it passed it",
     "! / too few cores: workers + generators outnumber the cores ({cores}), or they used over {busy:.0%} of them",
 ]
 
@@ -401,7 +412,8 @@ def _sweep(cfg: ScaleConfig, out: Callable[[str], None]) -> dict[str, Any]:
                               "sizes": []}
     sizes = ([SINGLE] if cfg.single else []) + [w for w in cfg.workers if w != SINGLE]
     out(f"scale: sizes {', '.join(label(w) for w in sizes)}; {cfg.worker_tables} tables and rates "
-        f"{','.join(f'{r:g}' for r in cfg.worker_rates)} bids/s per worker; sync {cfg.sync}; warm-up {cfg.warmup:g} s, "
+        f"{','.join(f'{r:g}' for r in cfg.worker_rates)} bids/s per worker; sync {cfg.sync}"
+        f"{', rounds ' + cfg.rounds if cfg.rounds else ''}; warm-up {cfg.warmup:g} s, "
         f"measured {cfg.duration:g} s per run; {cfg.cores} cores")
     for w in sizes:
         need = max(w, 1) + generators_for(max(w, 1) * cfg.worker_rates[0], cfg.generator_rate)
@@ -465,6 +477,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--generator-rate", type=float, metavar="R",
                        help=f"most bids/s one generator process is given (default {GENERATOR_RATE:g})")
     group.add_argument("--sync", choices=("fsync", "write"), help="the journals' policy (default fsync, as shipped)")
+    group.add_argument("--rounds", choices=("free", "aligned"),
+                       help="the journal's rounds: each log its own phase, or every log of the machine on the same "
+                            "ticks (server/journal.py next_round; default: as shipped)")
     group.add_argument("--no-single", action="store_true", help="leave out the one-process run (and the ratios)")
 
 
@@ -480,6 +495,7 @@ def config_from_args(args: argparse.Namespace) -> ScaleConfig:
         cfg.generator_rate = args.generator_rate
     if args.sync:
         cfg.sync = args.sync
+    cfg.rounds = args.rounds
     cfg.single = not args.no_single
     if args.duration is not None:
         cfg.duration = args.duration

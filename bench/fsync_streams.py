@@ -1,0 +1,104 @@
+"""Several logs fsynced side by side on one disk, as a cluster's workers do: does a round's sync wait for the others?
+
+    .venv/bin/python bench/fsync_streams.py [--dir PATH] [--procs 1,2,4,8] [--round-ms 5] [--bytes 1000]
+
+Each of ``--procs`` processes appends to its own file and runs rounds as a busy ``Syncer`` does (one ``write`` of
+``--bytes`` and one ``fdatasync``, a round no sooner than ``--round-ms`` after the last began), in two modes:
+``free``, each process keeping its own phase (the log before aligned rounds), and ``aligned``, every round on a
+tick of ``--round-ms`` on the monotonic clock that every process shares, so their syncs arrive together and the
+filesystem can commit them as one. Printed: a round's write and sync time (p50, p99, max over all processes) and
+rounds a second. The disk alone: no server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from bench.stats import positive_int, positive_ints, run_script, summarize  # noqa: E402
+
+MODES = ("free", "aligned")
+
+
+def stream(path: str, mode: str, round_ms: float, size: int, start: float, duration: float,
+           out: "multiprocessing.Queue[list[float]]") -> None:
+    """One process's rounds: a list of each round's write + fdatasync time (ms)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    data = b"r" * size
+    step = round_ms / 1000
+    times: list[float] = []
+    began = -math.inf
+    while time.monotonic() < start:
+        time.sleep(0.0005)
+    end = start + duration
+    while True:
+        now = time.monotonic()
+        if mode == "aligned":
+            at = math.ceil(max(now, began + step * 0.5) / step) * step  # the next tick of the shared grid
+        else:
+            at = max(now, began + step)
+        if at >= end:
+            break
+        if at > now:
+            time.sleep(at - now)
+        began = time.monotonic()
+        os.write(fd, data)
+        os.fdatasync(fd)
+        times.append((time.monotonic() - began) * 1000)
+    os.close(fd)
+    out.put(times)
+
+
+def measure(directory: str, procs: int, mode: str, round_ms: float, size: int, duration: float) -> dict[str, object]:
+    ctx = multiprocessing.get_context("fork")
+    out: "multiprocessing.Queue[list[float]]" = ctx.Queue()
+    start = time.monotonic() + 0.3
+    workers = [ctx.Process(target=stream, args=(os.path.join(directory, f"{mode}-{procs}-{i}.log"), mode, round_ms,
+                                                  size, start, duration, out)) for i in range(procs)]
+    for w in workers:
+        w.start()
+    times = [t for _ in workers for t in out.get(timeout=duration + 60)]
+    for w in workers:
+        w.join()
+    s = summarize(times, (50, 99))
+    return {"procs": procs, "mode": mode, "round_ms": round_ms, "bytes": size,
+            "rounds_per_s": round(len(times) / duration),
+            "sync_p50_ms": round(s["p50"] or 0, 2), "sync_p99_ms": round(s["p99"] or 0, 2),
+            "sync_max_ms": round(s["max"] or 0, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", help="where the logs go (default: a temporary directory under /tmp)")
+    parser.add_argument("--procs", type=positive_ints, default=[1, 2, 4, 8])
+    parser.add_argument("--round-ms", type=float, default=5.0)
+    parser.add_argument("--bytes", type=positive_int, default=1000, help="written a round (2,000 bids/s at 5 ms)")
+    parser.add_argument("--duration", type=float, default=4.0)
+    parser.add_argument("--json", help="write the rows here too")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="fsync-streams-") as directory:
+        print(f"{'procs':>5} {'mode':>8} {'rounds/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}")
+        for procs in args.procs:
+            for mode in MODES:
+                row = measure(directory, procs, mode, args.round_ms, args.bytes, args.duration)
+                rows.append(row)
+                print(f"{procs:>5} {mode:>8} {row['rounds_per_s']:>9} {row['sync_p50_ms']:>7} {row['sync_p99_ms']:>7} "
+                      f"{row['sync_max_ms']:>7}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    run_script(main, "fsync_streams")
