@@ -4,10 +4,14 @@
 # Dry run here:       OUT=/tmp/devout bash bench/device_scale.sh 1      (uses the project's .venv)
 # On the machine:     one `run` call, carry [".dev"], timeout_s 540, command
 #                     OUT=$OUT bash bench/device_scale.sh 1,2,4,8,12
-# Under $OUT: scale.txt (the bench's output), scale.json (written after each size), env.txt, and scale-write.*
-# when SYNC_WRITE=1 (the same sizes with --sync write, for the tail's comparison).
+# Stages (STAGES, default "probe free aligned"), each writing under $OUT:
+#   probe:   bench/fsync_streams.py, the disk alone: 1-12 processes each fsyncing its own log, free or aligned
+#            (fsync-streams.txt/.json)
+#   free:    the sweep as shipped, one process first (scale.txt/.json)
+#   aligned: the same sizes from 2 workers on, rounds aligned (PARSIMONIA_JOURNAL_ROUNDS; scale-aligned.*)
+#   write:   the same with --sync write (scale-write.*)
 # Knobs: RATES (bids/s per worker, rising; default 2000), TABLES (per worker, 100), WARMUP (2), DURATION (4),
-# LIMIT (seconds for the whole fsync sweep, 420).
+# LIMIT (seconds for each sweep, 300).
 set -u
 R="$(cd "$(dirname "$0")/.." && pwd)"; D="$R/.dev"
 OUT=${OUT:-/tmp/devout}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
@@ -28,13 +32,23 @@ export PATH=$D/bin:$PATH
 redis-server --version >/dev/null 2>&1 || export LD_LIBRARY_PATH=$D/redis/lib
 { nproc; $PY --version; redis-server --version; df -h "${TMPDIR:-/tmp}" | tail -1; } | tee "$OUT/env.txt"
 W=${1:-1,2,4,8,12}
-bench() {  # $1: name under $OUT, then extra options
-  local name=$1; shift
-  (cd "$R" && timeout "${LIMIT:-420}" $PY -c "from server.cli import main; main()" bench --workers "$W" \
+bench() {  # $1: name under $OUT, $2: worker counts, then extra options
+  local name=$1 workers=$2; shift 2
+  (cd "$R" && timeout "${LIMIT:-300}" $PY -c "from server.cli import main; main()" bench --workers "$workers" \
      --worker-rates "${RATES:-2000}" --worker-tables "${TABLES:-100}" --warmup "${WARMUP:-2}" \
      --duration "${DURATION:-4}" --json "$OUT/$name.json" --plot "$OUT/$name.png" "$@") > "$OUT/$name.txt" 2>&1
-  echo "exit $?"; grep -A12 "^size  *capacity" "$OUT/$name.txt" | head -9
+  echo "exit $?"; awk '/^size +capacity/{p=1} /^capacity:/{p=0} p' "$OUT/$name.txt"
 }
-echo "== fsync $(date +%T)"; bench scale
-if [ "${SYNC_WRITE:-0}" = 1 ]; then echo "== write $(date +%T)"; bench scale-write --sync write --no-single; fi
+above1=$(echo "$W" | tr , '\n' | awk '$1 > 1' | paste -sd, -)   # the aligned sweep's sizes: where logs meet
+for stage in ${STAGES:-probe free aligned}; do
+  echo "== $stage $(date +%T)"
+  case $stage in
+    probe)   (cd "$R" && timeout 90 $PY bench/fsync_streams.py --procs "1,${above1:-2}" --duration 3 \
+                --json "$OUT/fsync-streams.json") > "$OUT/fsync-streams.txt" 2>&1; cat "$OUT/fsync-streams.txt" ;;
+    free)    bench scale "$W" --rounds free ;;
+    aligned) [ -n "$above1" ] && bench scale-aligned "${above1}" --rounds aligned --no-single ;;
+    write)   bench scale-write "$W" --sync write --no-single ;;
+    *)       echo "unknown stage $stage" ;;
+  esac
+done
 echo "== done $(date +%T)"
