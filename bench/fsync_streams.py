@@ -7,7 +7,7 @@ Each of ``--procs`` processes appends to its own file and runs rounds as a busy 
 ``free``, each process keeping its own phase (the log before aligned rounds), and ``aligned``, every round on a
 tick of ``--round-ms`` on the monotonic clock that every process shares, so their syncs arrive together and the
 filesystem can commit them as one. Printed: a round's write and sync time (p50, p99, max over all processes) and
-rounds a second. The disk alone: no server.
+rounds a second, and the filesystem's journal commits a second where ``/proc/fs/jbd2`` says. The disk alone.
 """
 
 from __future__ import annotations
@@ -59,10 +59,26 @@ def stream(path: str, mode: str, round_ms: float, size: int, start: float, durat
     out.put(times)
 
 
+def commits(directory: str) -> int | None:
+    """Journal commits so far of the ext4 filesystem holding ``directory`` (``/proc/fs/jbd2``), None where the
+    kernel does not say."""
+    try:
+        st = os.stat(directory)
+        dev = os.path.basename(os.readlink(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"))
+        for name in os.listdir("/proc/fs/jbd2"):
+            if name.rsplit("-", 1)[0] == dev:
+                with open(f"/proc/fs/jbd2/{name}/info") as f:
+                    return int(f.readline().split()[0])  # "N transactions (M requested), ..."
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def measure(directory: str, procs: int, mode: str, round_ms: float, size: int, duration: float) -> dict[str, object]:
     ctx = multiprocessing.get_context("fork")
     out: "multiprocessing.Queue[list[float]]" = ctx.Queue()
     start = time.monotonic() + 0.3
+    before = commits(directory)
     workers = [ctx.Process(target=stream, args=(os.path.join(directory, f"{mode}-{procs}-{i}.log"), mode, round_ms,
                                                   size, start, duration, out)) for i in range(procs)]
     for w in workers:
@@ -70,11 +86,13 @@ def measure(directory: str, procs: int, mode: str, round_ms: float, size: int, d
     times = [t for _ in workers for t in out.get(timeout=duration + 60)]
     for w in workers:
         w.join()
+    after = commits(directory)
     s = summarize(times, (50, 99))
     return {"procs": procs, "mode": mode, "round_ms": round_ms, "bytes": size,
             "rounds_per_s": round(len(times) / duration),
             "sync_p50_ms": round(s["p50"] or 0, 2), "sync_p99_ms": round(s["p99"] or 0, 2),
-            "sync_max_ms": round(s["max"] or 0, 2)}
+            "sync_max_ms": round(s["max"] or 0, 2),
+            "commits_per_s": None if before is None or after is None else round((after - before) / duration)}
 
 
 def main() -> None:
@@ -88,13 +106,13 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="fsync-streams-") as directory:
-        print(f"{'procs':>5} {'mode':>8} {'rounds/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}")
+        print(f"{'procs':>5} {'mode':>8} {'rounds/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'commits/s':>9}")
         for procs in args.procs:
             for mode in MODES:
                 row = measure(directory, procs, mode, args.round_ms, args.bytes, args.duration)
                 rows.append(row)
                 print(f"{procs:>5} {mode:>8} {row['rounds_per_s']:>9} {row['sync_p50_ms']:>7} {row['sync_p99_ms']:>7} "
-                      f"{row['sync_max_ms']:>7}", flush=True)
+                      f"{row['sync_max_ms']:>7} {str(row['commits_per_s'] or '-'):>9}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
