@@ -43,7 +43,7 @@ above1=$(echo "$W" | tr , '\n' | awk '$1 > 1' | paste -sd, -)   # the aligned sw
 for stage in ${STAGES:-probe free aligned}; do
   echo "== $stage $(date +%T)"
   case $stage in
-    probe)   (cd "$R" && timeout 90 $PY bench/fsync_streams.py --procs "1,${above1:-2}" --duration 3 \
+    probe)   (cd "$R" && timeout 120 $PY bench/fsync_streams.py --procs "1,${above1:-2}" --round-ms 5,10 --duration 2 \
                 --json "$OUT/fsync-streams.json") > "$OUT/fsync-streams.txt" 2>&1; cat "$OUT/fsync-streams.txt" ;;
     free)    bench scale "$W" --rounds free ;;
     aligned) [ -n "$above1" ] && bench scale-aligned "${above1}" --rounds aligned --no-single ;;

@@ -12,7 +12,8 @@ from bench.scale import SINGLE, ScaleConfig, capacity, config_from_args, generat
 from server.cli import build_parser
 
 SIZE_FIELDS = ("workers", "size", "capacity", "capacity_per_worker", "limited_by", "generators", "tables", "p50_ms",
-               "p99_ms", "server_cpu", "cpu_us_per_bid", "oversubscribed", "capacity_ratio", "p99_ratio", "runs")
+               "p99_ms", "server_cpu", "cpu_us_per_bid", "oversubscribed", "capacity_ratio", "p99_ratio",
+               "p99_ratio_same_total", "runs")
 RUN_FIELDS = ("workers", "worker_rate", "rate", "generators", "tables", "cores_needed", "sent_per_s",
               "accepted_per_s", "p50_ms", "p99_ms", "server_cpu", "generators_cpu", "cpu_us_per_bid", "errors",
               "disconnects", "unanswered", "loadgen_ok", "passed", "oversubscribed", "machine_share")
