@@ -394,11 +394,18 @@ def sweep(cfg: ScaleConfig, out: Callable[[str], None] = print) -> dict[str, Any
     the plot. A SIGTERM unwinds through each run's cleanup, which stops the processes it started."""
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+    # a supervisor stops its workers on SIGINT; started from a shell's background job it would inherit SIGINT
+    # ignored and wait out its kill instead: the servers this starts get it back
+    ignored = main_thread and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return _sweep(cfg, out)
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _sweep(cfg: ScaleConfig, out: Callable[[str], None]) -> dict[str, Any]:
