@@ -10,6 +10,8 @@
 #   free:    the sweep as shipped, one process first (scale.txt/.json)
 #   aligned: the same sizes from 2 workers on, rounds aligned (PARSIMONIA_JOURNAL_ROUNDS; scale-aligned.*)
 #   write:   the same with --sync write (scale-write.*)
+# No matplotlib there: plot here from the JSON with
+#   .venv/bin/python -c 'import json; from bench.scale import plot; plot(json.load(open("scale.json")), "scale.png")'
 # Knobs: RATES (bids/s per worker, rising; default 2000), TABLES (per worker, 100), WARMUP (2), DURATION (4),
 # LIMIT (seconds for each sweep, 300).
 set -u

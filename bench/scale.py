@@ -378,6 +378,9 @@ def plot(report: dict[str, Any], path: str) -> None:
     right.set_xlabel("workers")
     right.set_ylabel("latency (ms)")
     right.set_title("latency at capacity")
+    for s in sizes:  # a size with too few cores for it measured contention
+        if s["oversubscribed"]:
+            left.annotate("too few cores", (s["workers"], s["capacity"] or 0), fontsize=7, color="red")
     for ax in (left, right):
         ax.set_xticks(xs)
         ax.grid(True, alpha=0.3)

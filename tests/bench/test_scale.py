@@ -80,6 +80,7 @@ def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     from bench.scale import plot
 
-    sizes = [{"workers": w, "capacity": 100.0 * max(w, 1), "p50_ms": 2.0, "p99_ms": 5.0 + w} for w in (0, 1, 2)]
+    sizes = [{"workers": w, "capacity": 100.0 * max(w, 1), "p50_ms": 2.0, "p99_ms": 5.0 + w, "oversubscribed": w > 1}
+             for w in (0, 1, 2)]
     plot({"sizes": sizes, "machine": {"cores": 2}, "config": {"sync": "fsync"}}, str(tmp_path / "s.png"))
     assert (tmp_path / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
