@@ -32,7 +32,7 @@ mkdir -p "$D/bin"
 chmod +x "$D/redis/"*; ln -sf "$D/redis/redis-server" "$D/bin/redis-server"
 export PATH=$D/bin:$PATH
 redis-server --version >/dev/null 2>&1 || export LD_LIBRARY_PATH=$D/redis/lib
-{ nproc; $PY --version; redis-server --version; df -h "${TMPDIR:-/tmp}" | tail -1; } | tee "$OUT/env.txt"
+{ nproc; $PY --version; redis-server --version; df -hT "${TMPDIR:-/tmp}" | tail -1; } | tee "$OUT/env.txt"
 W=${1:-1,2,4,8,12}
 bench() {  # $1: name under $OUT, $2: worker counts, then extra options
   local name=$1 workers=$2; shift 2
