@@ -628,6 +628,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         return {"kind": args.kind, "tables": args.tables, "rate": args.rate, "setup_failed": True,
                 "errors": gen.errors, "disconnects": gen.disconnects, "notes": gen.notes}
     print("READY", flush=True)
+    if args.wait_go:  # a harness starting several generators together says when
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     cpu = await gen.storm()
     await gen.drain()
     out = gen.result(setup_s, cpu)
@@ -659,6 +661,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--views", action="store_true",
                         help="join with views on: every seat gets a view frame after every change (ours only)")
     parser.add_argument("--no-uvloop", action="store_true")
+    parser.add_argument("--wait-go", action="store_true",
+                        help="after READY (every table set up), wait for a line on stdin before the storm")
     args = parser.parse_args(argv)
     raise_nofile_limit()
     uvloop = None

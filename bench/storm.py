@@ -567,6 +567,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="begin a server's climb at this rate, not the lowest (saves the runs far below its limit)")
     parser.add_argument("--quiet-ms", type=int, default=2000, help="auction quiet time on our server")
     parser.add_argument("--engine-games", type=int, help="engine-only games to time (default 100; quick 10; 0: skip)")
+    from bench.scale import add_arguments as add_scale_arguments
+
+    add_scale_arguments(parser)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -601,6 +604,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
+    if getattr(args, "workers", None):  # the scaling sweep over cluster sizes (bench/scale.py)
+        from bench.scale import run_from_args as run_scale
+
+        return run_scale(args)
     try:
         cfg = config_from_args(args)
         report = sweep(cfg)

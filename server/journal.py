@@ -62,14 +62,32 @@ from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, Log
                                    read_table, write_file, write_fully)
 
 __all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
-           "POLICIES", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames", "encode_entry",
-           "encode_record", "read_journal", "read_log", "read_table"]
+           "POLICIES", "ROUNDS", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames",
+           "encode_entry", "encode_record", "next_round", "read_journal", "read_log", "read_table"]
 
 POLICIES = ("fsync", "write", "off")
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
 ROUND_MS = 5  # the least time from one round's start to the next (see the top)
+# "aligned": a busy log's rounds begin on the ticks of ROUND_MS on the machine's monotonic clock (``next_round``)
+ROUNDS = os.environ.get("PARSIMONIA_JOURNAL_ROUNDS", "free")
 HANDOFF_WAIT_S = 0.001  # a hand-off to the writer thread not back after this long ...
 GIL_GIVEN_S = 0.00005  # ... has the loop's thread let go of the GIL for this long, and again each time
+
+
+def next_round(now: float, began: float, ended: float, step: float, aligned: bool) -> float:
+    """When a round may begin for records waiting at ``now`` (``time.monotonic()`` seconds), the last round having
+    begun at ``began`` and ended at ``ended``, rounds spaced ``step``. Free: at once, or ``step`` after the last
+    began. Aligned: at once on a log idle for ``step`` since its last round ended; else on the first tick (a
+    multiple of ``step``) from ``now`` on that is past ``began``, so never more than ``step`` away. The monotonic
+    clock is the machine's, so the workers of one machine sync together and the filesystem can commit their logs
+    in one go, instead of one commit (and one flush of the disk) each, in turn."""
+    if step <= 0:
+        return now
+    if not aligned:
+        return max(now, began + step)
+    if now >= ended + step:
+        return now
+    return math.ceil(max(now, began + step / 20) / step) * step  # step / 20: a round begun just past a tick
 
 
 class Journal:
@@ -226,13 +244,15 @@ class Syncer:
     """The segment log of one data directory, and its rounds (see the top)."""
 
     def __init__(self, path: str, replays: str, policy: str = "fsync",
-                 checkpoint_bytes: int = CHECKPOINT_BYTES, round_ms: int = ROUND_MS) -> None:
+                 checkpoint_bytes: int = CHECKPOINT_BYTES, round_ms: int = ROUND_MS,
+                 aligned: bool | None = None) -> None:
         if policy not in ("fsync", "write"):
             raise ValueError(f"journal policy must be fsync or write, not {policy!r}")
         self.path = path
         self.policy = policy
         self.round_ms = round_ms
-        self._round_began = -math.inf  # time.monotonic()
+        self.aligned = ROUNDS == "aligned" if aligned is None else aligned
+        self._round_began = self._round_ended = -math.inf  # time.monotonic()
         self._writer = Writer()
         self.replays = replays  # where a finished table's records go
         self.checkpoint_bytes = checkpoint_bytes
@@ -282,12 +302,14 @@ class Syncer:
         try:
             while True:
                 await self._wake.wait()
-                wait = self._round_began + self.round_ms / 1000 - time.monotonic()
+                now = time.monotonic()
+                wait = next_round(now, self._round_began, self._round_ended, self.round_ms / 1000, self.aligned) - now
                 if wait > 0:  # in the writer thread: real time, even when trio's clock is a test's, standing still
                     await self._writer.run(time.sleep, wait, takes_s=wait)  # what comes meanwhile shares the round
                 self._wake = trio.Event()
                 self._round_began = time.monotonic()
                 await self._round()
+                self._round_ended = time.monotonic()
         finally:
             self._writer.stop()
             self.close()
