@@ -233,6 +233,15 @@ def disk_table(path: str) -> Render:
     return render
 
 
+def beyond_kill_table(path: str) -> Render:
+    """Faults beyond a kill (issue #36): what was done, what happens now, and what shows it."""
+    def render(root: Path) -> list[str]:
+        rows = [[r["fault"], r["outcome"], r["test"] if " " in r["test"] else f"`{r['test']}`"]
+                for r in read_json(root, path)["runs"]]
+        return markdown(["fault", "what happens", "shown by"], rows)
+    return render
+
+
 def fuzz_table(path: str) -> Render:
     def render(root: Path) -> list[str]:
         rows = []
@@ -360,6 +369,7 @@ TABLES: dict[str, dict[str, Render]] = {
     "docs/reliability.md": {
         "crash-points": crash_points_table("docs/results/crash-points.json"),
         "disk-faults": disk_table("docs/results/disk-faults.json"),
+        "beyond-kill": beyond_kill_table("docs/results/beyond-kill.json"),
         "fuzz": fuzz_table("docs/results/fuzz.json"),
         "floods": floods_table("docs/results/floods-run*.jsonl"),
         "wire-floods": wire_floods_table("docs/results/wire-floods.jsonl"),

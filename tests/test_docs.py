@@ -24,7 +24,7 @@ LINKED = sorted({*PAGES, ROOT / "protocol" / "SPEC.md", *(ROOT / "docs" / "rules
 PACKAGES = ("server", "protocol", "clients", "bench", "tests")
 TOP = (*PACKAGES, "docs", "examples")
 # made by a build or a run, not in a clone (make web, the bench's Colyseus baseline, a bench run): named all the same
-BUILT = ("clients/web/dist", "bench/colyseus/node_modules", "bench/results/latest.")
+BUILT = ("clients/web/dist", "bench/colyseus/node_modules", "bench/results/latest.", "bench/results/scale.")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
