@@ -1,7 +1,8 @@
 // The organiser's page: the admin token (kept in sessionStorage), tables and connections, pause / unpause /
-// close a table, kick a connection, and the server's figures from /healthz and /metrics.
+// close a table, kick a connection, the server's figures from /healthz and /metrics, and the ladder.
 import { useEffect, useState } from "preact/hooks";
 import { adminToken, client, clientName, errorText } from "./conn";
+import { finishedKey, Ladder } from "./ladder";
 
 /** A few lines of the Prometheus text format: metric name (with labels) -> value. */
 export function parseMetrics(text: string): Map<string, number> {
@@ -108,6 +109,7 @@ export function Admin() {
             </tr>))}</tbody>
         </table>
       </section>
+      <Ladder finished={finishedKey(tables)} title={(g) => client.welcome?.display?.[g]?.title ?? g} />
       <section class="panel" aria-label="connections">
         <h3>Connections ({conns.length})</h3>
         <table>

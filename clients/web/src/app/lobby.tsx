@@ -1,8 +1,9 @@
 // The lobby: the server's tables (game, seats taken, state), create a table where the server allows it,
-// join by name, watch, or take a seat back from a seat code or link.
+// join by name, watch, or take a seat back from a seat code or link; the ladder of ratings across events.
 import { useEffect, useState } from "preact/hooks";
 import { adminToken, client, errorText, parseSeatCode, seats, useClient } from "./conn";
 import { clockText } from "./countdown";
+import { finishedKey, Ladder } from "./ladder";
 import PRESETS from "../../../../server/games/parsimonia/presets.json";
 
 /** A quiet time people can bid in, whatever the clock speed: custom Parsimonia clocks get this floor (as the
@@ -165,6 +166,7 @@ export function Lobby() {
           ? `${parseFloat(scale) > 0 && parseFloat(scale) !== 1 ? `At ×${parseFloat(scale)} the` : "The"} clocks: ${timesText(parsimoniaTimes(parsimoniaClocks(clocks, custom), parseFloat(scale)))}.`
           : parseFloat(scale) > 0 && parseFloat(scale) !== 1 ? `Every clock of the game runs ×${parseFloat(scale)} as fast as its rules say.` : "The game's own clocks."}</p>
       </form>
+      <Ladder finished={finishedKey(tables ?? [])} title={title} />
       <p class="small"><a href="#admin">Organiser's page</a></p>
     </main>
   );
