@@ -38,11 +38,9 @@ acknowledgement when rounds are coming fast (at most ``round_ms`` more), and it 
 ``1000 / round_ms`` a second however fast the disk syncs (``bench/wal_round.py``, ``bench/README.md``). The
 wait is in real time (the writer thread sleeps), so a test whose trio clock stands still is not held up.
 
-A journal holds no records once they are durable, only how many there are and where its first entry is in the
-log: a finished table's are read back from the log into its replay file (``export``, in the writer thread); when
-the log passes ``checkpoint_bytes`` the live tables' entries are copied, a bounded buffer at a time, to a fresh
-log that replaces it atomically (``checkpoint``, between rounds, never inside one); ``records`` reads them for
-the table's history, from the log or, once the table left it, its replay file.
+A journal keeps no durable record, only their count and where its first entry is in the log: a finished
+table's are read back into its replay file (``export``, in the writer thread); past ``checkpoint_bytes`` the live
+tables' entries are streamed to a fresh log that replaces it atomically (``checkpoint``, between rounds).
 """
 
 from __future__ import annotations
