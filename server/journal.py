@@ -461,6 +461,9 @@ class Syncer:
                 starts = copy_tables(f, self.size, fd, {t: (j.start or 0, j.durable) for t, j in live.items()})
             size = os.fstat(fd).st_size
             os.fdatasync(fd)
+        except BaseException:
+            os.unlink(tmp)
+            raise
         finally:
             os.close(fd)
         with self._laying_out:

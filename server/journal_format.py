@@ -490,26 +490,38 @@ def copy_tables(f: BinaryIO, size: int, out: int, tables: dict[str, tuple[int, i
     copied = dict.fromkeys(tables, 0)
     starts: dict[str, int] = {}
     chunks: list[bytes] = []
-    held = written = 0
+    held = written = 0  # bytes in ``chunks``, and written before them
+    run: tuple[bytes, int] = (b"", 0)  # entries to copy from a buffer, one after the other: the buffer, the first
+    run_end = -1  # and where they end
+    unpack, unpack_seq, unpack_frame, crc32 = ENTRY.unpack_from, SEQ.unpack_from, FRAME.unpack_from, zlib.crc32
     first = min((start for _, start, _ in wanted.values()), default=size)
     for buf, pos, end, at in walk(f, first, size):
-        name_len = ENTRY.unpack_from(buf, pos)[2] & ~HAS_SEQ
-        table = wanted.get(buf[pos + ENTRY.size:pos + ENTRY.size + name_len])
+        length, crc, flagged = unpack(buf, pos)
+        begin = pos + ENTRY.size
+        name_end = begin + (flagged & ~HAS_SEQ)
+        table = wanted.get(buf[begin:name_end])
         if table is None or at < table[1]:
             continue
         table_id, _, count = table
-        entry = _entry_at(buf, pos)
-        if entry is None or not entry[2] or entry[1] != copied[table_id] or copied[table_id] >= count:
-            raise JournalCorrupt(f"{table_id}: its entry at byte {at} of the log is not its record "
-                                 f"{copied[table_id]}")
-        if not copied[table_id]:
+        n, body = copied[table_id], name_end + SEQ.size
+        if not flagged & HAS_SEQ or n >= count or body + FRAME.size > end or unpack_seq(buf, name_end)[0] != n or \
+                unpack_frame(buf, body)[0] != end - body - FRAME.size or crc32(buf[begin:end]) != crc:
+            raise JournalCorrupt(f"{table_id}: its entry at byte {at} of the log is not its record {n}")
+        if run[0] is not buf or run_end != pos:
+            if run_end >= 0:
+                chunks.append(run[0][run[1]:run_end])
+            run, run_end = (buf, pos), pos
+        if not n:
             starts[table_id] = written + held
-        copied[table_id] += 1
-        chunks.append(buf[pos:end])
+        copied[table_id] = n + 1
         held += end - pos
+        run_end = end
         if held >= WALK_BYTES:
+            chunks.append(run[0][run[1]:run_end])
             write_fully(out, b"".join(chunks))
-            chunks, written, held = [], written + held, 0
+            chunks, written, held, run, run_end = [], written + held, 0, (b"", 0), -1
+    if run_end >= 0:
+        chunks.append(run[0][run[1]:run_end])
     write_fully(out, b"".join(chunks))
     for table_id, (_, count) in tables.items():
         if copied[table_id] != count:
