@@ -39,7 +39,7 @@ acknowledgement when rounds are coming fast (at most ``round_ms`` more), and it 
 wait is in real time (the writer thread sleeps), so a test whose trio clock stands still is not held up.
 
 A journal keeps no durable record, only their count and where its first entry is in the log: a finished
-table's are read back into its replay file (``export``, in the writer thread); past ``checkpoint_bytes`` the live
+table's are read back into its replay file (``export``, in a thread of its own while rounds go on); past ``checkpoint_bytes`` the live
 tables' entries are streamed to a fresh log that replaces it atomically (``checkpoint``, between rounds).
 """
 
@@ -185,16 +185,32 @@ class Writer:
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._token: trio.lowlevel.TrioToken | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
-        threading.Thread(target=self._serve, args=(self._token,), name="log-writer", daemon=True).start()
+        self._thread = threading.Thread(target=self._serve, args=(self._token,), name="log-writer", daemon=True)
+        self._thread.start()
 
-    def stop(self) -> None:
-        """The thread ends once what it was handed is done."""
+    @property
+    def running(self) -> bool:
+        return self._token is not None
+
+    def submit(self, then: Callable[[bool, Any], None], fn: Callable[..., Any], *args: Any) -> None:
+        """``fn(*args)`` in the thread, not waited for: ``then(True, its value)`` or ``then(False, what it
+        raised)`` is called on the loop's thread once it is done (never, if the loop ended first)."""
+        if self._token is None:
+            raise RuntimeError("the writer is not running")
+        box: list[Any] = []
+        self._queue.put((fn, args, box, _Then(box, then)))
+
+    def stop(self, wait: bool = False) -> None:
+        """The thread ends once what it was handed is done (``wait``: this waits for that)."""
         if self._token is not None:
             self._queue.put(None)
             self._token = None
+        if wait and self._thread is not None:
+            self._thread.join()
 
     async def run(self, fn: Callable[..., Any], *args: Any, takes_s: float = 0.0) -> Any:
         """``fn(*args)`` in the thread; like ``trio.to_thread.run_sync``, a cancel waits for it to return.
@@ -232,6 +248,18 @@ class Writer:
             del item, fn, args, box, done  # not held while waiting: the last export's journals, every record
 
 
+class _Then:
+    """A hand-off's ``done`` (``Writer._serve`` calls its ``set``) that calls back with the result."""
+
+    __slots__ = ("box", "then")
+
+    def __init__(self, box: list[Any], then: Callable[[bool, Any], None]) -> None:
+        self.box, self.then = box, then
+
+    def set(self) -> None:
+        self.then(*self.box)
+
+
 class Syncer:
     """The segment log of one data directory, and its rounds (see the top)."""
 
@@ -244,6 +272,8 @@ class Syncer:
         self.round_ms = round_ms
         self._round_began = -math.inf  # time.monotonic()
         self._writer = Writer()
+        self._exporter = Writer()  # finished tables' replay files, on a thread of their own (``_export``)
+        self._replayed: set[Journal] = set()  # journals whose replay file is written, until their end entry is due
         self.replays = replays  # where a finished table's records go
         self.checkpoint_bytes = checkpoint_bytes
         self._next_checkpoint = checkpoint_bytes
@@ -334,6 +364,18 @@ class Syncer:
             self.close()
 
     def close(self) -> None:
+        self._exporter.stop(wait=True)  # the replay files being written, then the entries saying so
+        ended = [j for j in self._replayed if self._journals.get(j.table_id) is j]
+        self._replayed.clear()
+        if ended and self._fd >= 0 and self.failed is None:
+            for journal in ended:
+                del self._journals[journal.table_id]
+            try:
+                write_fully(self._fd, b"".join(encode_entry(j.table_id, b"", j.durable) for j in ended))
+                if self.policy == "fsync":
+                    os.fdatasync(self._fd)
+            except OSError as exc:  # they are exported again on start
+                self.log.error("log_end_unwritten", log=self.path, error=str(exc))
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -367,7 +409,7 @@ class Syncer:
             self._release(journal, upto)
         finished = [j for j, _, _ in taken if j.finishing and not j._pending and not j.closed]
         if finished:
-            await self._export(finished)
+            self._export(finished)
         if self.size > self._next_checkpoint:
             await self._checkpoint()
 
@@ -401,38 +443,45 @@ class Syncer:
         except Exception:
             self.log.exception("durable_callback_failed", table=journal.table_id)
 
-    async def _export(self, finished: list[Journal]) -> None:
-        """Finished tables' records to their replay files, after the round's callbacks, then the entries saying
-        they left the log (synced by the next round: lost, the table is exported again on start). One that
-        cannot be written stays in the log: a restart exports it again."""
+    def _export(self, finished: list[Journal]) -> None:
+        """Finished tables' records to their replay files, after the round's callbacks, in the exporter's thread
+        while the rounds go on (reading them back from the log takes a walk through it); then the entries saying
+        they left the log, in the next round (lost, the table is exported again on start). Until then they stay
+        with the live tables, so that a checkpoint keeps their records; one that cannot be written stays for good:
+        a restart exports it again."""
         for journal in finished:
             journal.closed = True
-            self._journals.pop(journal.table_id, None)
-        try:
-            failed = await self._writer.run(self._export_all, finished)
-        except OSError as exc:  # the log's write
-            self._fail(exc)
-            return
-        for journal, why in failed.items():  # kept with the live tables, so that a checkpoint keeps its records
-            self._journals[journal.table_id] = journal
-            self.log.error("replay_export_failed", table=journal.table_id, error=str(why))
+        if not self._exporter.running:
+            self._exporter.start()
+        self._exporter.submit(functools.partial(self._exported, finished), self._export_all, finished)
 
     def _export_all(self, finished: list[Journal]) -> dict[Journal, OSError | JournalCorrupt]:
-        """In the writer thread: each replay file, its records read back from the log one table at a time, then
-        one write of the end entries to the log."""
+        """In the exporter's thread: each replay file, its records read back from the log one table at a time."""
         failed: dict[Journal, OSError | JournalCorrupt] = {}
         for journal in finished:
             try:
-                with open(self.path, "rb") as f:
-                    frames = table_frames(f, journal.table_id, journal.start or 0, journal.durable)
+                with self._laying_out:  # the file opened is the one the journal's start is in
+                    f, start = open(self.path, "rb"), journal.start or 0
+                with f:
+                    frames = table_frames(f, journal.table_id, start, journal.durable)
                 write_file(os.path.join(self.replays, f"{journal.table_id}.journal"), frames)
+                self._replayed.add(journal)
             except (OSError, JournalCorrupt) as exc:
                 failed[journal] = exc
             frames = []
-        ends = b"".join(encode_entry(j.table_id, b"", j.durable) for j in finished if j not in failed)
-        write_fully(self._fd, ends)
-        self.size += len(ends)
         return failed
+
+    def _exported(self, finished: list[Journal], ok: bool, value: Any) -> None:
+        """On the loop's thread, once ``_export_all`` returned (``value``) or raised (``value``, not ``ok``)."""
+        failed = value if ok else dict.fromkeys(finished, value)
+        for journal in finished:
+            if journal in failed:
+                self.log.error("replay_export_failed", table=journal.table_id, error=str(failed[journal]))
+            elif self._journals.get(journal.table_id) is journal:
+                self._replayed.discard(journal)
+                del self._journals[journal.table_id]
+                self._ends.append(encode_entry(journal.table_id, b"", journal.durable))
+                self._wake.set()
 
     async def _checkpoint(self) -> None:
         """The live tables' durable records to a fresh log, renamed over this one. Records appended meanwhile

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
 
 import trio
 
+from server import journal as journal_module
 from server import journal_format
 from server.journal import Journal, Syncer, encode_entry, read_journal, read_log, read_table
 
@@ -154,9 +156,9 @@ async def test_a_finished_table_becomes_its_replay_file_and_leaves_the_log(tmp_p
         with trio.fail_after(5):
             while not (tmp_path / "t1.journal").exists():
                 await trio.sleep(0.001)
-        playing.append({"k": "tick", "at": 3})  # the next round also makes t1's end durable
+        playing.append({"k": "tick", "at": 3})  # a round after the export also makes t1's end durable
         with trio.fail_after(5):
-            while len(read_table(syncer.path, "t2")) < 4:
+            while len(read_table(syncer.path, "t2")) < 4 or "t1" in read_log(syncer.path).tables:
                 await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
     assert read_journal(str(tmp_path / "t1.journal")).records == [{"k": "tick", "at": n} for n in range(3)]
@@ -261,3 +263,36 @@ async def test_a_tables_records_are_read_through_checkpoints_and_from_its_replay
     assert early() == [{"k": "tick", "at": n} for n in range(100)]
     assert live.records()() == read_table(syncer.path, "t1")
     assert done.records()() == [{"k": "tick", "at": n, "pad": "y" * (n % 7) * 40} for n in range(100)]
+
+
+async def test_rounds_go_on_while_a_finished_tables_records_are_read_back_for_its_replay_file(tmp_path, monkeypatch):
+    release = threading.Event()
+    real = journal_module.table_frames
+
+    def slow(*args):  # a long walk through a large log
+        release.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(journal_module, "table_frames", slow)
+    syncer = log_in(tmp_path)
+    done, playing = syncer.open("t1"), syncer.open("t2")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        done.append({"k": "tick", "at": 0})
+        done.finish()
+        with trio.fail_after(5):
+            while not done.closed:
+                await trio.sleep(0.001)
+        for n in range(3):
+            playing.append({"k": "tick", "at": n})
+        with trio.fail_after(5):
+            while playing.durable < 3:
+                await trio.sleep(0.001)
+        assert not (tmp_path / "t1.journal").exists() and "t1" in read_log(syncer.path).tables
+        release.set()
+        with trio.fail_after(5):
+            while "t1" in read_log(syncer.path).tables:
+                playing.append({"k": "tick", "at": 3})
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert read_journal(str(tmp_path / "t1.journal")).records == [{"k": "tick", "at": 0}]
