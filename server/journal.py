@@ -39,8 +39,9 @@ acknowledgement when rounds are coming fast (at most ``round_ms`` more), and it 
 wait is in real time (the writer thread sleeps), so a test whose trio clock stands still is not held up.
 
 A journal keeps no durable record, only their count and where its first entry is in the log: a finished
-table's are read back into its replay file (``export``, in a thread of its own while rounds go on); past ``checkpoint_bytes`` the live
-tables' entries are streamed to a fresh log that replaces it atomically (``checkpoint``, between rounds).
+table's are read back into its replay file (``export``, in a thread of its own while rounds go on); past
+``checkpoint_bytes`` the live tables' entries are streamed to a fresh log that replaces it atomically
+(``checkpoint``, between rounds).
 """
 
 from __future__ import annotations
