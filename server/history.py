@@ -1,7 +1,7 @@
 """A table's past, page by page: the ``history`` request.
 
 A live match holds only its latest events (``server.table._forget_old_events``), a finished one only its
-result; every event ever sent follows from the table's records, which the journal keeps. So a page whose
+result; every event ever sent follows from the table's records, which the log keeps on disk. So a page whose
 events are still in memory is cut from there, and an older one comes from the records replayed through
 ``Match.replay`` (the same code that played them): in a worker thread, one replay at a time for the whole
 server, its events encoded once (both forms of an event some seats may not see) and kept in a cache bounded

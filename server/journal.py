@@ -38,13 +38,15 @@ acknowledgement when rounds are coming fast (at most ``round_ms`` more), and it 
 ``1000 / round_ms`` a second however fast the disk syncs (``bench/wal_round.py``, ``bench/README.md``). The
 wait is in real time (the writer thread sleeps), so a test whose trio clock stands still is not held up.
 
-Each journal keeps its table's durable frames in memory: a finished table's are written to its replay file
-(``export``, in the writer thread), and when the log passes ``checkpoint_bytes`` the live tables' frames are
-written to a fresh log that replaces it atomically (``checkpoint``, between rounds, never inside one).
+A journal keeps no durable record, only their count and where its first entry is in the log: a finished
+table's are read back into its replay file (``export``, in a thread of its own while rounds go on); past
+``checkpoint_bytes`` the live tables' entries are streamed to a fresh log that replaces it atomically
+(``checkpoint``, between rounds).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import queue
@@ -58,8 +60,8 @@ import trio
 
 from server import faults, logs, metrics
 from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, LogRead, ReadResult, Record,
-                                   decode_frames, encode_entry, encode_record, entry_of, read_journal, read_log,
-                                   read_table, write_file, write_fully)
+                                   copy_tables, decode_frames, encode_entry, encode_record, entry_of, read_journal,
+                                   read_log, read_table, sync_directory, table_frames, write_file, write_fully)
 
 __all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
            "POLICIES", "ROUNDS", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames",
@@ -93,13 +95,14 @@ def next_round(now: float, began: float, ended: float, step: float, aligned: boo
 class Journal:
     """One table's handle on the log (see the top)."""
 
-    def __init__(self, table_id: str, syncer: Syncer, frames: list[bytes]) -> None:
+    def __init__(self, table_id: str, syncer: Syncer, count: int = 0, start: int | None = None) -> None:
         self.table_id = table_id
         self._name = table_id.encode()
         self._name_crc = zlib.crc32(self._name)
-        self.frames = frames  # every durable record frame of the table, in order
+        self.start = start  # where the table's first entry is in the log (None: it has none yet) ...
+        self.layout = syncer.layout  # ... as the log was laid out then (a checkpoint lays it out anew)
         self._pending: list[bytes] = []
-        self._appended = self._durable = len(frames)
+        self._appended = self._durable = count
         self._callbacks: deque[tuple[int, Callable[[], None], Callable[[OSError], None] | None]] = deque()
         self._syncer = syncer
         self.failed: OSError | None = syncer.failed
@@ -128,6 +131,15 @@ class Journal:
         self.finishing = True
         self._dirty()
 
+    @property
+    def durable(self) -> int:
+        """How many of the table's records are durable (in the log, or its replay file once finished)."""
+        return self._durable
+
+    def records(self) -> Callable[[], list[Record]]:
+        """How to read the table's records durable now, in a worker thread (``Syncer.read_records``)."""
+        return functools.partial(self._syncer.read_records, self, self._durable)
+
     def _dirty(self) -> None:
         if not self.closed:
             self._syncer.mark(self)
@@ -142,8 +154,7 @@ class Journal:
         name, name_crc, first = self._name, self._name_crc, upto - len(frames)
         return [entry_of(name, name_crc, frame, first + n) for n, frame in enumerate(frames)]
 
-    def _written(self, frames: list[bytes], upto: int) -> None:
-        self.frames.extend(frames)
+    def _written(self, upto: int) -> None:
         self._durable = upto
         while self._callbacks and self._callbacks[0][0] <= upto:
             self._callbacks.popleft()[1]()
@@ -193,16 +204,32 @@ class Writer:
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._token: trio.lowlevel.TrioToken | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
-        threading.Thread(target=self._serve, args=(self._token,), name="log-writer", daemon=True).start()
+        self._thread = threading.Thread(target=self._serve, args=(self._token,), name="log-writer", daemon=True)
+        self._thread.start()
 
-    def stop(self) -> None:
-        """The thread ends once what it was handed is done."""
+    @property
+    def running(self) -> bool:
+        return self._token is not None
+
+    def submit(self, then: Callable[[bool, Any], None], fn: Callable[..., Any], *args: Any) -> None:
+        """``fn(*args)`` in the thread, not waited for: ``then(True, its value)`` or ``then(False, what it
+        raised)`` is called on the loop's thread once it is done (never, if the loop ended first)."""
+        if self._token is None:
+            raise RuntimeError("the writer is not running")
+        box: list[Any] = []
+        self._queue.put((fn, args, box, _Then(box, then)))
+
+    def stop(self, wait: bool = False) -> None:
+        """The thread ends once what it was handed is done (``wait``: this waits for that)."""
         if self._token is not None:
             self._queue.put(None)
             self._token = None
+        if wait and self._thread is not None:
+            self._thread.join()
 
     async def run(self, fn: Callable[..., Any], *args: Any, takes_s: float = 0.0) -> Any:
         """``fn(*args)`` in the thread; like ``trio.to_thread.run_sync``, a cancel waits for it to return.
@@ -240,6 +267,18 @@ class Writer:
             del item, fn, args, box, done  # not held while waiting: the last export's journals, every record
 
 
+class _Then:
+    """A hand-off's ``done`` (``Writer._serve`` calls its ``set``) that calls back with the result."""
+
+    __slots__ = ("box", "then")
+
+    def __init__(self, box: list[Any], then: Callable[[bool, Any], None]) -> None:
+        self.box, self.then = box, then
+
+    def set(self) -> None:
+        self.then(*self.box)
+
+
 class Syncer:
     """The segment log of one data directory, and its rounds (see the top)."""
 
@@ -254,12 +293,17 @@ class Syncer:
         self.aligned = ROUNDS == "aligned" if aligned is None else aligned
         self._round_began = self._round_ended = -math.inf  # time.monotonic()
         self._writer = Writer()
+        self._exporter = Writer()  # finished tables' replay files, on a thread of their own (``_export``)
+        self._replayed: set[Journal] = set()  # journals whose replay file is written, until their end entry is due
         self.replays = replays  # where a finished table's records go
         self.checkpoint_bytes = checkpoint_bytes
         self._next_checkpoint = checkpoint_bytes
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # it holds seat tokens
         self.size = os.fstat(self._fd).st_size
         self._journals: dict[str, Journal] = {}
+        self._starts: dict[str, int] = {}  # where the recovered tables' first entries are, until their journal opens
+        self.layout = 0  # how many times the log was laid out anew (compacted), under ``_laying_out``
+        self._laying_out = threading.Lock()  # held to replace the log, and to open it where a journal's start holds
         self._dirty: dict[Journal, None] = {}  # insertion-ordered: journals in the order they got records
         self._ends: list[bytes] = []  # entries saying a table left the log, for the next round
         self._wake = trio.Event()
@@ -270,7 +314,8 @@ class Syncer:
 
     def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal:
         """A table's journal; ``frames``: its records already in the log (a recovered table)."""
-        journal = Journal(table_id, self, list(frames or ()))
+        count = len(frames or ())
+        journal = Journal(table_id, self, count, self._starts.pop(table_id, 0) if count else None)
         if not journal.closed:
             self._journals[table_id] = journal
         return journal
@@ -278,7 +323,8 @@ class Syncer:
     def drop(self, table_id: str) -> None:
         """The table leaves the log (its records are elsewhere now): said in the next round."""
         journal = self._journals.pop(table_id, None)
-        self._ends.append(encode_entry(table_id, b"", 0 if journal is None else len(journal.frames)))
+        self._starts.pop(table_id, None)
+        self._ends.append(encode_entry(table_id, b"", 0 if journal is None else journal.durable))
         self._wake.set()
 
     def mark(self, journal: Journal) -> None:
@@ -286,16 +332,42 @@ class Syncer:
         self._wake.set()
 
     def read(self) -> LogRead:
-        return read_log(self.path)
+        read = read_log(self.path)
+        self._starts = dict(read.starts)
+        return read
 
     def compact(self, tables: dict[str, list[bytes]]) -> None:
-        """Replace the log with one holding just ``tables``' frames (at start-up, and at a checkpoint)."""
-        chunks = [encode_entry(table_id, frame, seq) for table_id, frames in tables.items()
-                  for seq, frame in enumerate(frames)]
-        write_file(self.path, chunks)
+        """Replace the log with one holding just ``tables``' frames (at start-up)."""
+        chunks, starts, size = [], {}, 0
+        for table_id, frames in tables.items():
+            starts[table_id] = size
+            for seq, frame in enumerate(frames):
+                chunks.append(encode_entry(table_id, frame, seq))
+                size += len(chunks[-1])
+        with self._laying_out:
+            write_file(self.path, chunks)
+            self._reopen(size)
+            self._starts = starts
+
+    def _reopen(self, size: int) -> None:
+        """The log was replaced (``_laying_out`` held): append to the new one."""
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         os.close(self._fd)
-        self._fd, self.size = fd, sum(map(len, chunks))
+        self._fd, self.size = fd, size
+        self.layout += 1
+
+    def read_records(self, journal: Journal, count: int) -> list[Record]:
+        """In a worker thread: the first ``count`` records of ``journal``'s table, read from the log, or from its
+        replay file once a checkpoint left it out (it had finished); ``JournalCorrupt`` if neither holds them."""
+        with self._laying_out:  # the file opened is the one the journal's start is in
+            f = open(self.path, "rb") if journal.layout == self.layout and journal.start is not None else None
+            start = journal.start or 0
+        if f is not None:
+            with f:
+                return decode_frames(table_frames(f, journal.table_id, start, count), journal.table_id)
+        if not count:
+            return []
+        return read_journal(os.path.join(self.replays, f"{journal.table_id}.journal")).records[:count]
 
     async def run(self) -> None:
         self._writer.start()
@@ -315,6 +387,18 @@ class Syncer:
             self.close()
 
     def close(self) -> None:
+        self._exporter.stop(wait=True)  # the replay files being written, then the entries saying so
+        ended = [j for j in self._replayed if self._journals.get(j.table_id) is j]
+        self._replayed.clear()
+        if ended and self._fd >= 0 and self.failed is None:
+            for journal in ended:
+                del self._journals[journal.table_id]
+            try:
+                write_fully(self._fd, b"".join(encode_entry(j.table_id, b"", j.durable) for j in ended))
+                if self.policy == "fsync":
+                    os.fdatasync(self._fd)
+            except OSError as exc:  # they are exported again on start
+                self.log.error("log_end_unwritten", log=self.path, error=str(exc))
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -326,8 +410,12 @@ class Syncer:
         self._dirty.clear()
         taken = [(journal, *journal._take()) for journal in journals]
         written = [(journal, frames, upto) for journal, frames, upto in taken if frames]
-        data = b"".join([*self._ends, *(entry for j, frames, upto in written for entry in j._entries(frames, upto))])
-        self._ends = []
+        chunks, self._ends = self._ends, []
+        for journal, frames, upto in written:
+            if journal.start is None:  # its first entry: where the round's write puts it
+                journal.start, journal.layout = self.size + sum(map(len, chunks)), self.layout
+            chunks.extend(journal._entries(frames, upto))
+        data = b"".join(chunks)
         if data:
             started, tables = time.perf_counter(), [j.table_id for j, _, _ in written]
             try:
@@ -340,11 +428,11 @@ class Syncer:
                 return
             metrics.observe_journal_sync((time.perf_counter() - started) * 1000)
             self.rounds += 1
-        for journal, frames, upto in written:
-            self._release(journal, frames, upto)
+        for journal, _, upto in written:
+            self._release(journal, upto)
         finished = [j for j, _, _ in taken if j.finishing and not j._pending and not j.closed]
         if finished:
-            await self._export(finished)
+            self._export(finished)
         if self.size > self._next_checkpoint:
             await self._checkpoint()
 
@@ -370,52 +458,63 @@ class Syncer:
             except Exception:
                 self.log.exception("failure_callback_failed", table=journal.table_id)
 
-    def _release(self, journal: Journal, frames: list[bytes], upto: int) -> None:
+    def _release(self, journal: Journal, upto: int) -> None:
         """Run the callbacks the round made durable. They belong to one table: a bug in one must not stop
         the syncer, which every other table depends on."""
         try:
-            journal._written(frames, upto)
+            journal._written(upto)
         except Exception:
             self.log.exception("durable_callback_failed", table=journal.table_id)
 
-    async def _export(self, finished: list[Journal]) -> None:
-        """Finished tables' records to their replay files, after the round's callbacks, then the entries saying
-        they left the log (synced by the next round: lost, the table is exported again on start). One that
-        cannot be written stays in the log: a restart exports it again."""
+    def _export(self, finished: list[Journal]) -> None:
+        """Finished tables' records to their replay files, after the round's callbacks, in the exporter's thread
+        while the rounds go on (reading them back from the log takes a walk through it); then the entries saying
+        they left the log, in the next round (lost, the table is exported again on start). Until then they stay
+        with the live tables, so that a checkpoint keeps their records; one that cannot be written stays for good:
+        a restart exports it again."""
         for journal in finished:
             journal.closed = True
-            self._journals.pop(journal.table_id, None)
-        try:
-            failed = await self._writer.run(self._export_all, finished)
-        except OSError as exc:  # the log's write
-            self._fail(exc)
-            return
-        for journal, exc in failed.items():  # kept with the live tables, so that a checkpoint keeps its records
-            self._journals[journal.table_id] = journal
-            self.log.error("replay_export_failed", table=journal.table_id, error=str(exc))
+        if not self._exporter.running:
+            self._exporter.start()
+        self._exporter.submit(functools.partial(self._exported, finished), self._export_all, finished)
 
-    def _export_all(self, finished: list[Journal]) -> dict[Journal, OSError]:
-        """In the writer thread: each replay file, then one write of the end entries to the log."""
-        failed: dict[Journal, OSError] = {}
+    def _export_all(self, finished: list[Journal]) -> dict[Journal, OSError | JournalCorrupt]:
+        """In the exporter's thread: each replay file, its records read back from the log one table at a time."""
+        failed: dict[Journal, OSError | JournalCorrupt] = {}
         for journal in finished:
             try:
-                write_file(os.path.join(self.replays, f"{journal.table_id}.journal"), journal.frames)
-            except OSError as exc:
+                with self._laying_out:  # the file opened is the one the journal's start is in
+                    f, start = open(self.path, "rb"), journal.start or 0
+                with f:
+                    frames = table_frames(f, journal.table_id, start, journal.durable)
+                write_file(os.path.join(self.replays, f"{journal.table_id}.journal"), frames)
+                self._replayed.add(journal)
+            except (OSError, JournalCorrupt) as exc:
                 failed[journal] = exc
-        ends = b"".join(encode_entry(j.table_id, b"", len(j.frames)) for j in finished if j not in failed)
-        write_fully(self._fd, ends)
-        self.size += len(ends)
+            frames = []
         return failed
+
+    def _exported(self, finished: list[Journal], ok: bool, value: Any) -> None:
+        """On the loop's thread, once ``_export_all`` returned (``value``) or raised (``value``, not ``ok``)."""
+        failed = value if ok else dict.fromkeys(finished, value)
+        for journal in finished:
+            if journal in failed:
+                self.log.error("replay_export_failed", table=journal.table_id, error=str(failed[journal]))
+            elif self._journals.get(journal.table_id) is journal:
+                self._replayed.discard(journal)
+                del self._journals[journal.table_id]
+                self._ends.append(encode_entry(journal.table_id, b"", journal.durable))
+                self._wake.set()
 
     async def _checkpoint(self) -> None:
         """The live tables' durable records to a fresh log, renamed over this one. Records appended meanwhile
         wait for the next round, which writes them to the new log. If it cannot be written the old log stays.
         The next one comes once the log has doubled, and never before ``checkpoint_bytes``."""
-        live = {table_id: list(j.frames) for table_id, j in self._journals.items() if j.frames}
+        live = {table_id: j for table_id, j in self._journals.items() if j.durable and j.start is not None}
         started = time.perf_counter()
         try:
-            await self._writer.run(self.compact, live)
-        except OSError as exc:
+            await self._writer.run(self._copy_live, live)
+        except (OSError, JournalCorrupt) as exc:
             self.log.error("checkpoint_failed", log=self.path, error=str(exc))
             return
         finally:
@@ -423,3 +522,25 @@ class Syncer:
         self.checkpoints += 1
         self.log.info("checkpoint", tables=len(live), bytes=self.size,
                       ms=round((time.perf_counter() - started) * 1000, 1))
+
+    def _copy_live(self, live: dict[str, Journal]) -> None:
+        """In the writer thread: ``live``'s entries, streamed from the log to a fresh one (synced), renamed over
+        it; their journals' starts moved to where the copy put them. On an error, the log stays as it was."""
+        tmp = self.path + ".new"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds seat tokens
+        try:
+            with open(self.path, "rb") as f:
+                starts = copy_tables(f, self.size, fd, {t: (j.start or 0, j.durable) for t, j in live.items()})
+            size = os.fstat(fd).st_size
+            os.fdatasync(fd)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        finally:
+            os.close(fd)
+        with self._laying_out:
+            os.replace(tmp, self.path)
+            self._reopen(size)
+            for table_id, journal in live.items():
+                journal.start, journal.layout = starts[table_id], self.layout
+        sync_directory(self.path)

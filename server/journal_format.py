@@ -16,8 +16,9 @@ import os
 import re
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal, NotRequired, TypedDict
+from typing import BinaryIO, Literal, NotRequired, TypedDict
 
 import msgpack
 
@@ -30,6 +31,7 @@ ENTRY = struct.Struct("<IIH")  # a log entry: length, crc of the body, length of
 SEQ = struct.Struct("<I")  # after the id, if HAS_SEQ: the record's index in its table
 HAS_SEQ = 0x8000
 MAX_ID = 255  # the longest table id an entry may hold
+WALK_BYTES = 1 << 20  # a walk through the log reads it this much at a time (more only for a longer entry)
 OWNER_CRC_BYTES = 64 * 1024  # a damaged region longer than this is not checked as one entry of each live table
 # where an entry's header may start: a length under 2**25 (MAX_RECORD is 2**24), then a CRC, then an id length of
 # 1 to 255, with or without HAS_SEQ
@@ -201,6 +203,7 @@ class LogRead:
     torn_tables: list[str] = field(default_factory=list)  # the tables a torn tail's first entry belongs to, if known
     unsequenced: bool = False  # some entry has no seq (written before entries had one)
     cut_short: bool = False  # the torn tail is what a crash leaves: an entry cut short, or zeros
+    starts: dict[str, int] = field(default_factory=dict)  # where each table's first entry is (a whole log's only)
 
     @property
     def hit(self) -> dict[str, list[Damage]]:
@@ -331,6 +334,7 @@ def parse_log(data: bytes) -> LogRead:
 def _whole(data: bytes) -> LogRead | None:
     """The log, if every entry of it is whole (None at the first that is not)."""
     tables: dict[str, list[bytes]] = {}
+    starts: dict[str, int] = {}
     names: dict[bytes, str] = {}
     unsequenced, pos, size, unpack, unpack_frame, crc32 = False, 0, len(data), ENTRY.unpack_from, FRAME.unpack_from, \
         zlib.crc32
@@ -356,11 +360,12 @@ def _whole(data: bytes) -> LogRead | None:
             frames = tables.get(table_id)
             if frames is None:
                 frames = tables[table_id] = []
+                starts[table_id] = pos
             frames.append(data[body:end])
         else:
             tables.pop(table_id, None)
         pos = end
-    return LogRead(tables, False, pos, unsequenced=unsequenced) if pos == size else None
+    return LogRead(tables, False, pos, unsequenced=unsequenced, starts=starts) if pos == size else None
 
 
 def _damaged(data: bytes) -> LogRead:
@@ -417,6 +422,113 @@ def _damaged(data: bytes) -> LogRead:
                    unsequenced, crash)
 
 
+def walk(f: BinaryIO, start: int, stop: int) -> Iterator[tuple[bytes, int, int, int]]:
+    """Each entry of the log open as ``f`` from byte ``start`` (an entry's first) up to byte ``stop``, read
+    ``WALK_BYTES`` at a time: a buffer holding it, where in the buffer it begins and ends, and where in the log it
+    begins. An entry cut short where the log ends ends the walk (a round being written); a header that cannot be
+    an entry's raises ``JournalCorrupt``. Nothing of an entry is checked but its header (see ``_entry_at``)."""
+    f.seek(start)
+    buf, pos, base, left = b"", 0, start, stop - start  # base: where in the log the buffer begins
+    while True:
+        if pos + ENTRY.size <= len(buf):
+            length, _, flagged = ENTRY.unpack_from(buf, pos)
+            if not 0 < flagged & ~HAS_SEQ <= MAX_ID or length > MAX_RECORD:
+                raise JournalCorrupt(f"the log has no entry at byte {base + pos}")
+            end = pos + ENTRY.size + length
+            if end <= len(buf):
+                yield buf, pos, end, base + pos
+                pos = end
+                continue
+            want = end - len(buf)
+        else:
+            want = pos + ENTRY.size - len(buf)
+        more = f.read(min(left, max(WALK_BYTES, want))) if left > 0 else b""
+        if not more:
+            return
+        left -= len(more)
+        buf, base, pos = buf[pos:] + more, base + pos, 0
+
+
+def _named(buf: bytes, pos: int, name: bytes) -> bool:
+    """Whether the entry at ``pos`` is one of the table whose id is ``name``."""
+    return ENTRY.unpack_from(buf, pos)[2] & ~HAS_SEQ == len(name) and \
+        buf[pos + ENTRY.size:pos + ENTRY.size + len(name)] == name
+
+
+def table_frames(f: BinaryIO, table_id: str, start: int, count: int) -> list[bytes]:
+    """The first ``count`` record frames of a live table in the log open as ``f``, its first entry at ``start``:
+    walked through (``walk``), only the table's own entries kept and checked. ``JournalCorrupt`` if the log does
+    not hold them whole and in sequence."""
+    name, frames = table_id.encode(), list[bytes]()
+    if count <= 0:
+        return frames
+    for buf, pos, end, at in walk(f, start, os.fstat(f.fileno()).st_size):
+        if not _named(buf, pos, name):
+            continue
+        entry = _entry_at(buf, pos)
+        if entry is None:
+            raise JournalCorrupt(f"{table_id}: its entry at byte {at} of the log fails its check")
+        _, seq, frame, _ = entry
+        if not frame or seq == 0:
+            frames = []  # an earlier table of the same id ended, or began again
+            if not frame:
+                continue
+        if seq != len(frames):
+            raise JournalCorrupt(f"{table_id}: record {seq} at byte {at} of the log, where {len(frames)} was due")
+        frames.append(frame)
+        if len(frames) == count:
+            return frames
+    raise JournalCorrupt(f"{table_id}: {len(frames)} of its {count} records in the log")
+
+
+def copy_tables(f: BinaryIO, size: int, out: int, tables: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """Copy to the file ``out`` (at its start) the entries of ``tables`` (table -> where its first entry is and
+    how many records it has) from the log open as ``f`` (its first ``size`` bytes), in the log's order,
+    ``WALK_BYTES`` written at a time; where each table's first entry is in the copy. Every entry copied is
+    checked; ``JournalCorrupt`` if one fails, or a table's records are not all there in sequence."""
+    wanted = {table_id.encode(): (table_id, start, count) for table_id, (start, count) in tables.items() if count}
+    copied = dict.fromkeys(tables, 0)
+    starts: dict[str, int] = {}
+    chunks: list[bytes] = []
+    held = written = 0  # bytes in ``chunks``, and written before them
+    run: tuple[bytes, int] = (b"", 0)  # entries to copy from a buffer, one after the other: the buffer, the first
+    run_end = -1  # and where they end
+    unpack, unpack_seq, unpack_frame, crc32 = ENTRY.unpack_from, SEQ.unpack_from, FRAME.unpack_from, zlib.crc32
+    first = min((start for _, start, _ in wanted.values()), default=size)
+    for buf, pos, end, at in walk(f, first, size):
+        length, crc, flagged = unpack(buf, pos)
+        begin = pos + ENTRY.size
+        name_end = begin + (flagged & ~HAS_SEQ)
+        table = wanted.get(buf[begin:name_end])
+        if table is None or at < table[1]:
+            continue
+        table_id, _, count = table
+        n, body = copied[table_id], name_end + SEQ.size
+        if not flagged & HAS_SEQ or n >= count or body + FRAME.size > end or unpack_seq(buf, name_end)[0] != n or \
+                unpack_frame(buf, body)[0] != end - body - FRAME.size or crc32(buf[begin:end]) != crc:
+            raise JournalCorrupt(f"{table_id}: its entry at byte {at} of the log is not its record {n}")
+        if run[0] is not buf or run_end != pos:
+            if run_end >= 0:
+                chunks.append(run[0][run[1]:run_end])
+            run, run_end = (buf, pos), pos
+        if not n:
+            starts[table_id] = written + held
+        copied[table_id] = n + 1
+        held += end - pos
+        run_end = end
+        if held >= WALK_BYTES:
+            chunks.append(run[0][run[1]:run_end])
+            write_fully(out, b"".join(chunks))
+            chunks, written, held, run, run_end = [], written + held, 0, (b"", 0), -1
+    if run_end >= 0:
+        chunks.append(run[0][run[1]:run_end])
+    write_fully(out, b"".join(chunks))
+    for table_id, (_, count) in tables.items():
+        if copied[table_id] != count:
+            raise JournalCorrupt(f"{table_id}: {copied[table_id]} of its {count} records in the log")
+    return starts
+
+
 def decode_frames(frames: list[bytes], where: str) -> list[Record]:
     """A table's records from its frames (each checked by the log's CRC already)."""
     records = []
@@ -441,6 +553,11 @@ def write_file(path: str, chunks: list[bytes]) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+    sync_directory(path)
+
+
+def sync_directory(path: str) -> None:
+    """The directory of ``path`` synced: a rename into it is durable."""
     directory = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
     try:
         os.fsync(directory)

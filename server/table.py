@@ -29,7 +29,7 @@ from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal
-from server.journal_format import Record, decode_frames
+from server.journal_format import Record
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
 from server.session import REPLAY_LIMIT, Session, forget_old_events
 
@@ -128,8 +128,7 @@ class Table(_Shell):
         """The durable records as they are now (the later ones' events are still in the match's memory)."""
         if self.journal is None:
             return None
-        frames = list(self.journal.frames)
-        return lambda: decode_frames(frames, self.id)
+        return self.journal.records()
 
     def journal_failed(self, exc: OSError) -> None:
         """The log cannot be written: stop the table, tell its clients, acknowledge nothing more."""

@@ -14,8 +14,10 @@ import msgpack
 import pytest
 import trio
 
+from server import journal_format
 from server.journal import (ENTRY, FRAME, GIL_GIVEN_S, MAX_RECORD, Journal, JournalCorrupt, Syncer, Writer,
                             encode_entry, encode_record, read_journal, read_log, read_table)
+from server.journal_format import copy_tables, table_frames
 
 RECORDS = [
     {"k": "table", "id": "t1", "game": "parsimonia", "seats": 3, "seed": 2**63 - 1, "time_scale": 12.5,
@@ -431,3 +433,65 @@ def test_a_zero_filled_tail_is_torn_not_corrupt(tmp_path):
     read = read_journal(str(path))
     assert read.records == records and read.torn
     assert read.valid_bytes == len(path.read_bytes()) - 4096
+
+
+def _log_of(path, entries: list[tuple[str, int, bytes]]) -> dict[str, int]:
+    """A log at ``path`` of ``entries`` (table, seq, frame; an empty frame ends the table), and where each table's
+    last first entry is."""
+    starts, size = {}, 0
+    with open(path, "wb") as f:
+        for table_id, seq, frame in entries:
+            if seq == 0 and frame:
+                starts[table_id] = size
+            size += f.write(encode_entry(table_id, frame, seq))
+    return starts
+
+
+def _frames(table_id: str, count: int) -> list[bytes]:
+    return [encode_record({"k": "tick", "table": table_id, "at": n, "pad": "z" * (n * 37 % 300)}) for n in range(count)]
+
+
+@pytest.mark.parametrize("walk_bytes", [64, 1 << 20])
+def test_a_tables_records_and_the_live_tables_copy_are_read_from_the_log_walked_a_bounded_chunk_at_a_time(
+        tmp_path, monkeypatch, walk_bytes):
+    monkeypatch.setattr(journal_format, "WALK_BYTES", walk_bytes)
+    old, t1, t2 = _frames("t1", 3), _frames("t1", 40), _frames("t2", 30)
+    entries = [("t1", n, frame) for n, frame in enumerate(old)] + [("t1", 3, b"")]  # an earlier t1, finished
+    entries += [e for n in range(40) for e in ([("t1", n, t1[n])] + ([("t2", n, t2[n])] if n < 30 else []))]
+    starts = _log_of(tmp_path / "log", entries)
+    with open(tmp_path / "log", "rb") as f:
+        assert table_frames(f, "t1", starts["t1"], 25) == t1[:25]
+        assert table_frames(f, "t1", 0, 40) == t1  # from the log's start: the earlier t1's end is passed
+        with pytest.raises(JournalCorrupt):
+            table_frames(f, "t2", starts["t2"], 31)
+        out = os.open(tmp_path / "copy", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            copied = copy_tables(f, os.path.getsize(tmp_path / "log"), out,
+                                 {"t1": (starts["t1"], 40), "t2": (starts["t2"], 30)})
+        finally:
+            os.close(out)
+    read = read_log(str(tmp_path / "copy"))
+    assert read.tables == {"t1": t1, "t2": t2} and read.starts == copied and not read.unsequenced
+    assert os.path.getsize(tmp_path / "copy") == sum(len(encode_entry(t, fr, n)) for t, fs in (("t1", t1), ("t2", t2))
+                                                     for n, fr in enumerate(fs))
+
+
+def test_a_copy_of_the_live_tables_refuses_a_damaged_or_missing_entry(tmp_path):
+    t1, t2 = _frames("t1", 10), _frames("t2", 10)
+    starts = _log_of(tmp_path / "log", [e for n in range(10) for e in (("t1", n, t1[n]), ("t2", n, t2[n]))])
+    data = bytearray((tmp_path / "log").read_bytes())
+    at = starts["t2"] + len(encode_entry("t2", t2[0], 0)) + len(encode_entry("t1", t1[1], 1)) + 20  # t2's 2nd
+    data[at] ^= 0xFF
+    (tmp_path / "bad").write_bytes(bytes(data))
+    for name, tables in (("bad", {"t1": (0, 10), "t2": (starts["t2"], 10)}),
+                         ("log", {"t1": (0, 11)})):
+        out = os.open(tmp_path / "copy", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with open(tmp_path / name, "rb") as f, pytest.raises(JournalCorrupt):
+                copy_tables(f, os.path.getsize(tmp_path / name), out, tables)
+        finally:
+            os.close(out)
+    with open(tmp_path / "bad", "rb") as f:
+        assert table_frames(f, "t1", 0, 10) == t1  # t1's own entries are whole
+        with pytest.raises(JournalCorrupt):
+            table_frames(f, "t2", starts["t2"], 10)

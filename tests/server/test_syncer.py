@@ -4,12 +4,17 @@ compact the log."""
 
 from __future__ import annotations
 
+import gc
 import os
+import threading
 import time
+import tracemalloc
 from collections.abc import Callable
 
 import trio
 
+from server import journal as journal_module
+from server import journal_format
 from server.journal import Journal, Syncer, encode_entry, read_journal, read_log, read_table
 
 
@@ -151,9 +156,9 @@ async def test_a_finished_table_becomes_its_replay_file_and_leaves_the_log(tmp_p
         with trio.fail_after(5):
             while not (tmp_path / "t1.journal").exists():
                 await trio.sleep(0.001)
-        playing.append({"k": "tick", "at": 3})  # the next round also makes t1's end durable
+        playing.append({"k": "tick", "at": 3})  # a round after the export also makes t1's end durable
         with trio.fail_after(5):
-            while len(read_table(syncer.path, "t2")) < 4:
+            while len(read_table(syncer.path, "t2")) < 4 or "t1" in read_log(syncer.path).tables:
                 await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
     assert read_journal(str(tmp_path / "t1.journal")).records == [{"k": "tick", "at": n} for n in range(3)]
@@ -202,3 +207,92 @@ async def test_a_table_whose_replay_file_cannot_be_written_keeps_its_records_thr
         nursery.cancel_scope.cancel()
     # still in the log, so that the next start exports it again
     assert read_table(syncer.path, "t2") == [{"k": "tick", "at": n} for n in range(50)]
+
+
+async def test_a_live_tables_durable_records_are_read_back_from_the_log_not_kept_in_memory(tmp_path):
+    syncer = log_in(tmp_path)
+    journal = syncer.open("t1")
+    padding = "x" * 500
+    tracemalloc.start()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(syncer.run)
+            await trio.sleep(0)
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            for n in range(2000):
+                journal.append({"k": "tick", "at": n, "pad": padding})
+                if n % 100 == 99:
+                    await trio.sleep(0.001)
+            with trio.fail_after(5):
+                while journal.durable < 2000:
+                    await trio.sleep(0.001)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - before
+            records = await trio.to_thread.run_sync(journal.records())
+            nursery.cancel_scope.cancel()
+    finally:
+        tracemalloc.stop()
+    assert held < 256 * 1024, held  # the records are over 1 MB
+    assert records == [{"k": "tick", "at": n, "pad": padding} for n in range(2000)]
+
+
+async def test_a_tables_records_are_read_through_checkpoints_and_from_its_replay_file_once_it_left_the_log(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(journal_format, "WALK_BYTES", 100)  # entries across the reads' and the copies' chunks
+    syncer = log_in(tmp_path, checkpoint_bytes=4000)
+    live, done = syncer.open("t1"), syncer.open("t2")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n in range(100):
+            live.append({"k": "tick", "at": n})
+            done.append({"k": "tick", "at": n, "pad": "y" * (n % 7) * 40})
+            await trio.sleep(0)
+        with trio.fail_after(5):
+            while done.durable < 100:
+                await trio.sleep(0.001)
+        early = live.records()  # read once the log was laid out anew
+        done.finish()
+        with trio.fail_after(5):
+            while syncer.checkpoints < 2 or not (tmp_path / "t2.journal").exists():
+                for _ in range(10):
+                    live.append({"k": "tick", "at": 100})
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert syncer.layout >= 2 and live.layout == syncer.layout and done.layout < syncer.layout
+    assert early() == [{"k": "tick", "at": n} for n in range(100)]
+    assert live.records()() == read_table(syncer.path, "t1")
+    assert done.records()() == [{"k": "tick", "at": n, "pad": "y" * (n % 7) * 40} for n in range(100)]
+
+
+async def test_rounds_go_on_while_a_finished_tables_records_are_read_back_for_its_replay_file(tmp_path, monkeypatch):
+    release = threading.Event()
+    real = journal_module.table_frames
+
+    def slow(*args):  # a long walk through a large log
+        release.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(journal_module, "table_frames", slow)
+    syncer = log_in(tmp_path)
+    done, playing = syncer.open("t1"), syncer.open("t2")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        done.append({"k": "tick", "at": 0})
+        done.finish()
+        with trio.fail_after(5):
+            while not done.closed:
+                await trio.sleep(0.001)
+        for n in range(3):
+            playing.append({"k": "tick", "at": n})
+        with trio.fail_after(5):
+            while playing.durable < 3:
+                await trio.sleep(0.001)
+        assert not (tmp_path / "t1.journal").exists() and "t1" in read_log(syncer.path).tables
+        release.set()
+        with trio.fail_after(5):
+            while "t1" in read_log(syncer.path).tables:
+                playing.append({"k": "tick", "at": 3})
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert read_journal(str(tmp_path / "t1.journal")).records == [{"k": "tick", "at": 0}]
