@@ -44,18 +44,18 @@ EXAMPLES: dict[str, list[str]] = {
         "parsimonia replay data/replays/t1.journal --quiet",
     ],
     "tournament": [
-        "parsimonia tournament --roster examples/duel.toml --data duel --port 0 --time-scale 100",
-        "parsimonia tournament --roster examples/duel.toml --data duel --port 0 --time-scale 100 --json"
+        "parsimonia tournament --roster examples/duel.toml --data data-duel --port 0 --time-scale 100",
+        "parsimonia tournament --roster examples/duel.toml --data data-duel --port 0 --time-scale 100 --json"
         "   # again: it is over, its standings",
     ],
     "ratings": [
-        "parsimonia tournament --roster examples/duel.toml --data duel --port 0 --time-scale 100   # rated games",
-        "parsimonia ratings --data duel                      # its entrants' ratings (docs/ratings.md)",
-        "parsimonia ratings --data duel --game parsimonia --json",
+        "parsimonia tournament --roster examples/duel.toml --data data-duel --port 0 --time-scale 100   # rated games",
+        "parsimonia ratings --data data-duel                 # its entrants' ratings (docs/ratings.md)",
+        "parsimonia ratings --data data-duel --game parsimonia --json",
     ],
     "ladder": [
-        "parsimonia ladder --roster examples/duel.toml --data duel-ladder --port 0 --time-scale 100 --events 2",
-        "parsimonia ratings --data duel-ladder               # after the night: the ladder",
+        "parsimonia ladder --roster examples/duel.toml --data data-duel-ladder --port 0 --time-scale 100 --events 2",
+        "parsimonia ratings --data data-duel-ladder          # after the night: the ladder",
     ],
     "bench": [
         "parsimonia bench --servers parsimonia --tables 10 --rates 250 --duration 2 --warmup 1 --engine-games 0 "

@@ -69,7 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             # once listening (a server that cannot start says only why): one descriptor each, server/descriptors.py
             logs.get().info("open_files_limit", descriptors=open_files, connections_and_tables=capacity(open_files))
             if worker is None:
-                print(banner(args.host, server.port), flush=True)  # once listening: the port is ours
+                print(banner(args.host, server.port, admin_token is not None), flush=True)  # once listening: the port is ours
             else:  # the supervisor says where the cluster is
                 nursery.start_soon(stop_with_supervisor, nursery.cancel_scope)
 
@@ -113,7 +113,7 @@ def _supervise(args: argparse.Namespace) -> int:
 
     def ready() -> None:
         own = ", ".join(f"worker {w} on {_public_host(args)}:{p}" for w, p in plan.ports.items())
-        print(banner(args.host, plan.port), flush=True)
+        print(banner(args.host, plan.port, args.admin_token_file is not None), flush=True)
         print(f"  {len(workers)} workers (Redis {args.redis}): {own}", flush=True)
 
     refused: list[BaseException] = []
@@ -143,12 +143,14 @@ def _arm_fault() -> None:
     faults.configure(os.environ.get(faults.ENV))
 
 
-def banner(host: str, port: int) -> str:
+def banner(host: str, port: int, admin: bool = True) -> str:
+    """What the server prints once listening; ``admin``: it has an admin token (else how to give it one)."""
     where = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     url = f"ws://{where}"
+    organiser = "#admin for the organiser" if admin else "#admin needs an admin token: serve --admin-token-file FILE"
     return (
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
-        f"  the page:          http://{where}/ (play, watch; #admin for the organiser)\n"
+        f"  the page:          http://{where}/ (play, watch; {organiser})\n"
         f"  play a demo game:  parsimonia demo --url {url}\n"
         f"  seat a bot:        parsimonia bot greedy --url {url} [--table ID]\n"
         f"  watch a table:     parsimonia watch --url {url} --table ID\n"

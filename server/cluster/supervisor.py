@@ -245,8 +245,8 @@ async def _leave_directory(plan: Plan, workers: list[int], why: str) -> None:
                     await redis.sadd(names.WORKERS, [str(w) for w in workers])
                 for w in workers:
                     await redis.publish(names.CHANGES, str(w))
-    except (RedisError, OSError, ValueError) as exc:
-        logs.get().info("directory_not_updated", workers=workers, why=why, error=str(exc)[:200])
+    except* (RedisError, OSError, ValueError) as group:  # the client's pool may raise them as a group
+        logs.get().info("directory_not_updated", workers=workers, why=why, error=str(group.exceptions[0])[:200])
 
 
 async def _stop(process: trio.Process) -> None:

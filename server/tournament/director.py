@@ -292,7 +292,8 @@ class Director:
         humans = self.seats is not None and bool(self.seats.humans.get(sid))
         if missing:
             self.out(f"table {sid}: its clocks run without {', '.join(missing)} ({why}); a player who never "
-                     f"connects forfeits the game (`replace NAME` has a greedy bot play the seat)")
+                     "connects forfeits the game, even with a stand-in (`replace NAME`: a greedy bot plays for "
+                     "the others)")
         elif humans:
             self.out(f"table {sid}: every player is connected; its clocks run")
         elif waited >= SLOW_START_S:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import structlog.testing
 import trio
 
 from clients.players import make_player
@@ -130,3 +131,19 @@ async def test_a_frozen_worker_is_started_again_within_its_timeout_and_costs_no_
         except ProcessLookupError:
             pass
         cluster.stop()
+
+
+async def test_the_directory_left_with_redis_gone_is_a_log_line_not_a_crash():
+    """make run-cluster's Ctrl-C stops its redis-server with the supervisor: the workers' leaving is logged,
+    whatever shape the Redis client's connection error takes (it raised a group, a traceback, once)."""
+    from server.cluster.supervisor import Plan, _leave_directory
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    plan = Plan("127.0.0.1", 0, {1: 0}, [], redis_url=f"redis://127.0.0.1:{port}/0")
+    with structlog.testing.capture_logs() as logged:
+        for why in ("stopped", "away", "started"):
+            await _leave_directory(plan, [1], why)  # returns: no exception
+    told = [e["why"] for e in logged if e["event"] == "directory_not_updated"]
+    assert told == ["stopped", "away", "started"]

@@ -209,6 +209,14 @@ def test_the_banner_gives_the_pages_http_address_beside_the_websocket_one():
     assert "http://127.0.0.1:9000/" in lines[1]
 
 
+def test_the_banner_of_a_server_without_an_admin_token_says_how_to_give_it_one():
+    from server.cli_serve import banner
+
+    assert "#admin for the organiser" in banner("127.0.0.1", 9000, admin=True)
+    without = banner("127.0.0.1", 9000, admin=False)
+    assert "#admin for the organiser" not in without and "--admin-token-file" in without
+
+
 @pytest.mark.parametrize("command", ["serve", "tournament"])
 @pytest.mark.parametrize("content", ["", "   \n", "\n\ntoken-on-the-third-line-0123456789\n"])
 def test_an_empty_or_blank_admin_token_file_is_refused_in_one_line(capsys, tmp_path, command, content):

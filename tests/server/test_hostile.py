@@ -549,12 +549,15 @@ async def test_without_an_admin_token_every_admin_request_is_forbidden(server, a
                     continue
                 reply = await admin(client, action, token, **fields)
                 assert reply["type"] == "error" and reply["code"] == "forbidden", (action, reply)
+                assert "--admin-token-file" in reply["message"]  # no token would do: it says how to give one
         assert server.lobby.tables[table].state == "waiting" and client.closed is None
 
 
 async def test_with_an_admin_token_only_the_organiser_creates_tables(start_server, autojump_clock):
     server = await start_server(admin_token=ADMIN)
     async with connect(server, "someone") as client:
+        refused = await admin(client, "connections", "wrong-token-0123456789")
+        assert refused["code"] == "forbidden" and "--admin-token-file" not in refused["message"]
         for fields in ({}, {"admin": "wrong-token-0123456789"}, {"admin": ADMIN[:-1]}):
             reply = await client.request("create", game="parsimonia", seats=2, **fields)
             assert reply["type"] == "error" and reply["code"] == "forbidden"

@@ -314,7 +314,7 @@ async def test_a_held_table_starts_after_its_grace_without_the_missing_human(tmp
     [(table, at)] = link.resumed
     assert table == "t1" and 300 <= at <= 302
     assert told == ["table t1: its clocks run without Ada (not connected after 300 s); a player who never connects "
-                    "forfeits the game (`replace NAME` has a greedy bot play the seat)"]
+                    "forfeits the game, even with a stand-in (`replace NAME`: a greedy bot plays for the others)"]
     assert director.store.load().rounds[0].tables[0].no_show(1) is True
 
 
@@ -406,7 +406,7 @@ async def test_a_bot_that_never_connects_holds_its_table_for_the_bots_grace_then
         nursery.cancel_scope.cancel()
     assert 60 <= link.resumed[0][1] <= 62
     assert ("table t1: its clocks run without bot-0 (not connected after 60 s); a player who never connects "
-            "forfeits the game (`replace NAME` has a greedy bot play the seat)") in told
+            "forfeits the game, even with a stand-in (`replace NAME`: a greedy bot plays for the others)") in told
     await director._record("t1", {"scores": [1000, 1000], "winners": [0, 1], "reason": "clock", "actions": 0})
     assert any(line.startswith("bot-0 never connected to table t1: a no-show") for line in told)
     assert any(line.startswith("table t1: nobody acted in the whole game (it ended by clock); are the bots too "

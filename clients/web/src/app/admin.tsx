@@ -38,7 +38,7 @@ export function Admin() {
       setHealth(await (await fetch("/healthz", { cache: "no-store" })).json());
       setFigures(parseMetrics(await (await fetch("/metrics", { cache: "no-store" })).text()));
     } catch (e: any) {
-      if (e?.code === "forbidden") { adminToken.forget(); setToken(null); setMessage("That is not the admin token."); }
+      if (e?.code === "forbidden") { adminToken.forget(); setToken(null); setMessage(`That token was refused: ${String(e.message).replace(/^forbidden: /, "")}.`); }
       else setMessage(errorText(e));
     }
   };
