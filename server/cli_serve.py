@@ -147,7 +147,7 @@ def banner(host: str, port: int, admin: bool = True) -> str:
     """What the server prints once listening; ``admin``: it has an admin token (else how to give it one)."""
     where = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     url = f"ws://{where}"
-    organiser = "#admin for the organiser" if admin else "#admin needs an admin token: serve --admin-token-file FILE"
+    organiser = "#admin for the organiser" if admin else "#admin needs an admin token: serve --admin-token-file FILE (make run ADMIN_TOKEN_FILE=FILE)"
     return (
         f"Parsimonia server on {url} (protocol: protocol/SPEC.md)\n"
         f"  the page:          http://{where}/ (play, watch; {organiser})\n"

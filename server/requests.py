@@ -195,7 +195,8 @@ def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:
     server = conn.server
     forwarded = cast(dict[str, object], msg)  # as the cluster and the table take it (open maps there)
     if server.config.admin_token is None:  # no token would do: say how to give the server one
-        raise ProtocolError("forbidden", "this server has no admin token: start it with --admin-token-file FILE")
+        raise ProtocolError("forbidden", "this server has no admin token: start it with --admin-token-file FILE "
+                            "(make run ADMIN_TOKEN_FILE=FILE)")
     if not server.is_admin(msg["token"]):
         raise ProtocolError("forbidden", "admin requests need the server's admin token")
     action = msg["action"]
