@@ -1,16 +1,13 @@
 """A table's past, page by page: the ``history`` request.
 
-A live match holds only its latest events (``server.table._forget_old_events``), a finished one only its
-result; every event ever sent follows from the table's records, which the log keeps on disk. So a page whose
-events are still in memory is cut from there, and an older one comes from the records replayed through
-``Match.replay`` (the same code that played them): in a worker thread, one replay at a time for the whole
-server, its events encoded once (both forms of an event some seats may not see) and kept in a cache bounded
-in bytes, so paging through a long game replays it once.
+A live match holds only its latest events (``server.session.forget_old_events``), a finished one only its result;
+every event ever sent follows from the table's records on disk. So a page whose events are still in memory is cut
+from there, and an older one comes from the records read back and replayed through ``Match.replay`` (the code that
+played them): in a worker thread, one replay at a time for the whole server, cached (bounded in bytes).
 
-Each entry is redacted for whoever asks: a seat held by the asking connection sees what that seat saw, anyone
-else what a spectator saw. A page holds at most ``HISTORY_PAGE`` events and ``HISTORY_PAGE_BYTES`` bytes of
-them (at least one event, whatever its size). A finished game the server no longer lists is read from its replay
-file, if the data directory has one.
+Each entry is redacted for whoever asks: a seat held by the asking connection sees what that seat saw, anyone else
+what a spectator saw. A page holds at most ``HISTORY_PAGE`` events and ``HISTORY_PAGE_BYTES`` bytes (at least one
+event). A finished game the server no longer lists is read from its replay file.
 """
 
 from __future__ import annotations

@@ -1,47 +1,15 @@
 """The write-ahead log: every table's records in one file per server, made durable together each round.
 
-A record is a msgpack map with a ``k`` (kind) field; see ``server/recovery.py`` for the kinds and how they
-replay; their format is ``server.journal_format``'s (re-exported here for the journal's readers). A table's
-record is framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian (the frame of a replay file,
-``read_journal``). In the shared log each such frame is wrapped with the table's id::
+Records are ``server.journal_format``'s (re-exported here); the log's format, the durability policies and the
+rounds' spacing are in docs/architecture.md, "The journal".
 
-    <u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><the record frame>
-
-(length: of id + seq + frame; seq: the record's index in its table; an older log's entries have neither.) An
-entry whose record frame is empty says the table is finished: its records are in ``replays/`` and the log's
-recovery leaves it out (``read_log``).
-
-Durability policies:
-
-* ``fsync`` (default): a record is durable once the log's ``fdatasync`` returned. Records appended while a
-  round runs wait for the next, together (group commit): one write and one ``fdatasync`` per round, whatever
-  the number of tables.
-* ``write``: durable once ``write`` returned: survives the server process dying, not a power cut. The round's
-  one ``write`` (to the page cache: tens of microseconds) is made from the loop's own thread, with no hand-off.
-* ``off``: no log (``Journal`` is not used at all).
-
-A ``Journal`` is one table's handle on the log. ``after_durable(callback, on_failure)`` runs ``callback``
-once every record appended so far is durable; callbacks run in the order they were registered. The table
-holds back every acknowledgement and event until then. If the log fails first, ``on_failure`` (if given)
-runs instead, with the error.
-
-One ``Syncer`` owns the log of a data directory: ``append`` only keeps the record in memory and marks the
-journal dirty; each round takes what every dirty journal holds and, in one hand-off to the log's own writer
-thread, writes it all with one ``write`` and makes it durable with one ``fdatasync``, then releases the
-callbacks the round covers. A write or sync that fails fails the log, so every table: nothing more is
-acknowledged, every table stops and says why, and what was acknowledged is on disk (a restart recovers it).
-
-A round costs about the same CPU whatever it holds (the ``fdatasync`` in the kernel, two thread wake-ups), so
-under load the rounds are spaced: one starts no sooner than ``round_ms`` after the one before it began, and
-whatever was appended meanwhile shares it. An idle log starts a round at once, so this only holds back an
-acknowledgement when rounds are coming fast (at most ``round_ms`` more), and it bounds the rounds to
-``1000 / round_ms`` a second however fast the disk syncs (``bench/wal_round.py``, ``bench/README.md``). The
-wait is in real time (the writer thread sleeps), so a test whose trio clock stands still is not held up.
-
-A journal keeps no durable record, only their count and where its first entry is in the log: a finished
-table's are read back into its replay file (``export``, in a thread of its own while rounds go on); past
-``checkpoint_bytes`` the live tables' entries are streamed to a fresh log that replaces it atomically
-(``checkpoint``, between rounds).
+A ``Journal`` is one table's handle: ``after_durable(callback, on_failure)`` runs ``callback`` once every record
+appended so far is durable, in order; the table holds back every acknowledgement and event until then. One
+``Syncer`` owns the log: ``append`` marks the journal dirty; each round writes what every dirty journal holds
+with one ``write`` and one ``fdatasync`` in the log's writer thread. A failed write fails the log and so every
+table: nothing more is acknowledged, and what was is on disk. A journal keeps no record in memory: a finished
+table's are read back into its replay file (``export``), and past ``checkpoint_bytes`` the live tables' entries
+are streamed to a fresh log (``checkpoint``).
 """
 
 from __future__ import annotations
@@ -69,7 +37,7 @@ __all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "Journal", "JournalCorrupt", "L
 
 POLICIES = ("fsync", "write", "off")
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
-ROUND_MS = 5  # the least time from one round's start to the next (see the top)
+ROUND_MS = 5  # the least time from one round's start to the next (docs/architecture.md, "The journal")
 # "aligned": a busy log's rounds begin on the ticks of ROUND_MS on the machine's monotonic clock (``next_round``)
 ROUNDS = os.environ.get("PARSIMONIA_JOURNAL_ROUNDS", "free")
 HANDOFF_WAIT_S = 0.001  # a hand-off to the writer thread not back after this long ...
