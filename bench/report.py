@@ -291,6 +291,8 @@ def wire_floods_table(path: str) -> Render:
                 answer += f" after {', '.join(told)}"
             if flooder.get("refused"):
                 answer += f"; {num(flooder['refused'])} reconnects refused 429"
+            if flooder.get("note"):
+                answer = flooder["note"]
 
             def rss(f: Row) -> str:
                 kb = f.get("rss_kb") or [None, None, None]
