@@ -28,6 +28,13 @@ def int_or_none(doc: Mapping[str, Value], key: str) -> int | None:
     return None if doc.get(key) is None else int_field(doc, key)
 
 
+def number_or(doc: Mapping[str, Value], key: str, default: float) -> float:
+    value = doc.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _broken(key, "a number", value)
+    return value
+
+
 def str_field(doc: Mapping[str, Value], key: str) -> str:
     value = doc[key]
     if not isinstance(value, str):
@@ -53,6 +60,10 @@ def list_field(doc: Mapping[str, Value], key: str) -> Sequence[Value]:
     return value
 
 
+def strs_field(doc: Mapping[str, Value], key: str) -> list[str]:
+    return [as_str(item, key) for item in list_field(doc, key)]
+
+
 def ints_field(doc: Mapping[str, Value], key: str) -> list[int]:
     return [as_int(item, key) for item in list_field(doc, key)]
 
@@ -68,6 +79,12 @@ def map_or_none(doc: Mapping[str, Value], key: str) -> Mapping[str, Value] | Non
 def as_int(value: Value, key: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _broken(key, "an integer", value)
+    return value
+
+
+def as_str(value: Value, key: str) -> str:
+    if not isinstance(value, str):
+        raise _broken(key, "a string", value)
     return value
 
 

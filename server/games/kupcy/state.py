@@ -92,7 +92,8 @@ class KupcyState(Game):
         self.first = self.rng.below(players)
         self.timers.set(SPLIT, start_ms + cfg.decide_ms)
         self.split = SealedChoice(SPLIT, frozenset(range(players)), self.timers)
-        self._static: ViewPart = {"cards": cfg.deck.wire, "config": clocks_value(cfg.to_wire()), "charters": cfg.effect_data}
+        self._static: ViewPart = {"cards": cfg.deck.wire, "config": clocks_value(cfg.to_wire()),
+                                  "charters": cfg.effect_data}
 
     def _deal_one(self, seat: int) -> int:
         """A card for the deal; a charter goes back into the deck, which is reshuffled, and another is dealt."""

@@ -44,10 +44,12 @@ class TulipsState(Game):
         self.drawn: int | None = None  # the current player's card, until it is played
         self.majorities: list[Map] = []
         self.winners: tuple[int, ...] = ()
-        self._static: ViewPart = {"cards": cfg.deck.wire, "varieties": list(cfg.deck.varieties), "config": config_value(cfg.to_wire()),
-                        "scoring": {"keep": list(KEEP), "give_bonus": list(GIVE_BONUS),
-                                    "majority": [list(m) for m in MAJORITY], "majority_ranks": majority_ranks(players)},
-                        "turns_each": self.turns_each}
+        self._static: ViewPart = {"cards": cfg.deck.wire, "varieties": list(cfg.deck.varieties),
+                                  "config": config_value(cfg.to_wire()),
+                                  "scoring": {"keep": list(KEEP), "give_bonus": list(GIVE_BONUS),
+                                              "majority": [list(m) for m in MAJORITY],
+                                              "majority_ranks": majority_ranks(players)},
+                                  "turns_each": self.turns_each}
 
         self.deck = cfg.deck.in_play(players)  # the top of the deck is the end of the list
         self.rng.shuffle(self.deck)
