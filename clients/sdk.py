@@ -496,11 +496,16 @@ async def history(ws: WebSocketConnection, table: str, after: int = 0,
                 on_push(msg)
         if msg["type"] == "error":
             raise ServerError(msg)
-        for entry in msg["events"]:
+        events = msg["events"]
+        assert isinstance(events, list)  # the SPEC's history reply: a list of event maps, an int "next" or none
+        for entry in events:
+            assert isinstance(entry, dict)
             yield {"type": "event", "table": table, **entry}
         if "next" not in msg:
             return
-        after = msg["next"]
+        after_next = msg["next"]
+        assert isinstance(after_next, int)
+        after = after_next
         rid += 1
 
 

@@ -134,7 +134,7 @@ async def watch(url: str, table: str, out: Callable[[str], None] = print, from_s
 
 async def _watch_at(url: str, table: str, out: Callable[[str], None], from_start: bool) -> dict[str, Any]:
     spectator = Spectator(out)
-    view_request = {"type": "view", "id": 3, "table": table}
+    view_request: dict[str, str | int] = {"type": "view", "id": 3, "table": table}
     async with open_websocket_url(url) as ws:
         await call(ws, "hello", version=PROTOCOL_VERSION, client="parsimonia-watch")
         await ws.send_message(encode({"type": "watch", "id": 2, "table": table, "views": False}))
@@ -154,9 +154,10 @@ async def _watch_at(url: str, table: str, out: Callable[[str], None], from_start
                         printed = event["seq"]
             elif msg["type"] == "view":
                 spectator.on_view(msg)
-            elif msg["type"] == "event" and msg["seq"] > printed:
+            elif msg["type"] == "event" and isinstance(seq := msg["seq"], int) and seq > printed:
                 spectator.on_event(msg)
-                if spectator.static is None and msg["event"].get("type") == "game_started":
+                pushed = msg["event"]
+                if spectator.static is None and isinstance(pushed, dict) and pushed.get("type") == "game_started":
                     await ws.send_message(encode(view_request))  # the card table comes with the first view
     out(f"replay: {replay_url(url, table)}")
     return spectator.result

@@ -9,9 +9,10 @@ import logging
 import os
 import secrets
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from protocol.values import Map
+from server.games.fields import int_field, str_field, strs_field
 from server.games.parsimonia.config import preset_options
 
 
@@ -30,9 +31,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return 0
-    print(f"{game_class(args.game).TITLE}, {out['players']} players ({', '.join(out['kinds'])}), seed {out['seed']}, "
-          f"{out['actions']} actions")
-    names = [f"{name} ({kind})" for name, kind in zip(default_names(out["players"]), out["kinds"])]
+    kinds = strs_field(out, "kinds")
+    print(f"{game_class(args.game).TITLE}, {int_field(out, 'players')} players ({', '.join(kinds)}), "
+          f"seed {int_field(out, 'seed')}, {int_field(out, 'actions')} actions")
+    names = [f"{name} ({kind})" for name, kind in zip(default_names(int_field(out, "players")), kinds)]
     print("\n".join(result_lines(out, names)))
     return 0
 
@@ -45,10 +47,12 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from clients.sdk import run_bot, say_on_stderr, stop_on_signals
 
     player = make_player(args.kind, args.seed, args.game)
-    say = say_on_stderr  # waiting for players, reconnecting, a refusal: beside the narration, else apart from the JSON
-    if not args.json:
+    narrated = None if args.json else Narrated(player)
+    # waiting for players, reconnecting, a refusal: beside the narration, else apart from the JSON
+    say: Callable[[str], None] = say_on_stderr
+    if narrated is not None:
         line_buffered()
-        player, say = Narrated(player), print
+        say = print
     name = args.name or f"{args.kind}-bot-{secrets.token_hex(2)}"  # two bots started alike differ
     token = args.token or os.environ.get("PARSIMONIA_TOKEN") or None
     table = args.table or os.environ.get("PARSIMONIA_TABLE") or None
@@ -65,13 +69,13 @@ def cmd_bot(args: argparse.Namespace) -> int:
     options.update(args.options)
     if options:
         create["options"] = options
-    result = trio.run(lambda: stop_on_signals(lambda: run_bot(args.url, player, name=name, table=table,
+    result = trio.run(lambda: stop_on_signals(lambda: run_bot(args.url, narrated or player, name=name, table=table,
                                                               seats=args.seats, token=token, game=args.game,
                                                               create_options=create, say=say)))
-    if args.json:
+    if narrated is None:
         print(json.dumps(result, sort_keys=True))
     else:
-        print("\n".join(result_lines(result, player.names)))
+        print("\n".join(result_lines(result, narrated.names)))
     return 0
 
 
@@ -100,8 +104,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         from clients.narrate import result_lines
 
-        names = [f"{k}-{seat}" for seat, k in enumerate(out["kinds"])]
-        print(f"demo game on table {out['table']}, {out['actions']} actions")
+        names = [f"{k}-{seat}" for seat, k in enumerate(strs_field(out, "kinds"))]
+        print(f"demo game on table {str_field(out, 'table')}, {int_field(out, 'actions')} actions")
         print("\n".join(result_lines(out, names)))
     return 0
 

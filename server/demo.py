@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable
+from typing import Callable, TypedDict
 
 import trio
 
@@ -25,9 +25,16 @@ def _unsaid(line: str) -> None:
     """The demo's own bots wait for each other, and a reference bot's refusal (a bid overtaken) is no news."""
 
 
+class AdminField(TypedDict, total=False):
+    """The ``admin`` field of a request: the server's admin token, when it has one."""
+
+    admin: str
+
+
 async def play(url: str, players: int, seed: int, time_scale: float, kind: str, progress: Progress = None,
                game: str = DEFAULT_GAME, options: Options | None = None) -> Map:
-    admin = {"admin": os.environ["PARSIMONIA_ADMIN_TOKEN"]} if os.environ.get("PARSIMONIA_ADMIN_TOKEN") else {}
+    token = os.environ.get("PARSIMONIA_ADMIN_TOKEN")
+    admin: AdminField = {"admin": token} if token else {}
     kinds = player_kinds(players, kind)
     made = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]  # a kind the game has not: now
     created = await request_once(url, "create", game=game, seats=players, seed=seed, time_scale=time_scale,

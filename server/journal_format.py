@@ -95,6 +95,13 @@ class EndRecord(TypedDict):
 Record = TableRecord | JoinRecord | LeaveRecord | AtRecord | CmdRecord | CloseRecord | EndRecord
 
 
+def record_at(record: Record) -> int:
+    """A record's time; 0 for the records that have none (table, join, leave)."""
+    if record["k"] == "table" or record["k"] == "join" or record["k"] == "leave":
+        return 0
+    return record.get("at", 0)
+
+
 class JournalCorrupt(Exception):
     """A record in the middle of a journal fails its check: the file cannot be trusted."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 import structlog
 
@@ -42,7 +42,7 @@ def silent() -> structlog.typing.FilteringBoundLogger:
     return structlog.wrap_logger(structlog.ReturnLogger(), processors=[_drop])
 
 
-def _drop(*_: object) -> None:
+def _drop(_logger: object, _method: str, _event: structlog.typing.EventDict) -> NoReturn:
     raise structlog.DropEvent
 
 

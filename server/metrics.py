@@ -116,7 +116,8 @@ def observe_journal_sync(ms: float) -> None:
 
 def live_tasks() -> int:
     """The trio tasks alive in this run, the one asking included (walked from the root task)."""
-    count, pending = 0, [trio.lowlevel.current_root_task()]
+    root = trio.lowlevel.current_root_task()
+    count, pending = 0, [] if root is None else [root]
     while pending:
         task = pending.pop()
         count += 1

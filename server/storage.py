@@ -30,7 +30,7 @@ from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Record, Syncer, decode_frames, encode_record,
                             read_journal, read_table, write_file)
-from server.journal_format import Damage
+from server.journal_format import Damage, record_at
 
 _ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
 IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)
@@ -239,7 +239,7 @@ class DataDir:
 
     def start_ms(self, recovered: list[Recovered]) -> int:
         """Where the server clock starts: no earlier than anything already journaled."""
-        latest = [r.get("at", 0) for rec in recovered for r in rec.records]
+        latest = [record_at(r) for rec in recovered for r in rec.records]
         heartbeat = read_heartbeat(self.clock_path)
         if heartbeat is None:
             self.log.warning("clock_file_refused", path=self.clock_path,

@@ -7,7 +7,7 @@ in process (``parsimonia simulate``) and over a socket (``parsimonia bot``).
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 
 class Player(Protocol):
@@ -15,7 +15,7 @@ class Player(Protocol):
         """A concrete command to send now, or None to wait for something to happen."""
 
 
-def is_range(value: Any) -> bool:
+def is_range(value: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict) and set(value) == {"min", "max"}
 
 

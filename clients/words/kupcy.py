@@ -113,7 +113,7 @@ def started_at(view: Mapping[str, Any], static: Mapping[str, Any]) -> int | None
 
 def summary(view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     phase, players = view.get("phase"), view.get("players", [])
-    head = PHASES.get(phase, str(phase))
+    head = PHASES.get(phase, phase) if isinstance(phase, str) else str(phase)
     if phase in ("turns", "final"):
         head = f"turn {view['turn']}, {_name(names, view['current'])}" + (
             f" {STEPS[view['step']]}" if view.get("step") in STEPS else "") + f" ({head})"

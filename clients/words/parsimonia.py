@@ -118,7 +118,7 @@ def summary(view: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     now, deadlines = view.get("now", 0), view.get("deadlines") or {}
     phase, players = view.get("phase"), view.get("players", [])
     head = f"turn {view['turn']}, {_name(names, view['current'])} to play" if phase == "turns" \
-        else PHASES.get(phase, str(phase))
+        else PHASES.get(phase, phase) if isinstance(phase, str) else str(phase)
     clock_name = "opening" if deadlines.get("opening") is not None else "game"
     if deadlines.get(clock_name) is not None:
         head += f", {clock_name} ends in {clock(deadlines[clock_name] - now)}"

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 from coredis import Redis
@@ -23,8 +24,10 @@ from coredis.exceptions import RedisError
 from protocol.errors import ProtocolError
 from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY, TableSummary
 from protocol.schema import SchemaError
+from protocol.values import Value
 from server import logs
 from server.cluster import names
+from server.games.fields import bool_field, int_field, str_field
 from server.health import of_server
 
 if TYPE_CHECKING:
@@ -201,6 +204,24 @@ def _listing(worker: int, listing: Any) -> list[TableSummary]:
             summary = TABLE_SUMMARY.check(item)
         except SchemaError:
             continue
-        if names.worker_of(summary["table"]) == worker:
-            out.append(summary)
+        row = _summary(summary)
+        if names.worker_of(row["table"]) == worker:
+            out.append(row)
     return out
+
+
+_STATES: dict[str, Literal["waiting", "running", "over"]] = {"waiting": "waiting", "running": "running", "over": "over"}
+
+
+def _summary(row: Mapping[str, Value]) -> TableSummary:
+    """A row that ``TABLE_SUMMARY`` checked, read as the fields its specs give."""
+    summary: TableSummary = {
+        "table": str_field(row, "table"), "game": str_field(row, "game"), "seats": int_field(row, "seats"),
+        "taken": int_field(row, "taken"), "state": _STATES[str_field(row, "state")],
+        "spectators": int_field(row, "spectators"), "paused": bool_field(row, "paused", False),
+    }
+    if row.get("seeded") is True:  # a worker says it only when true
+        summary["seeded"] = True
+    if "expires" in row:
+        summary["expires"] = int_field(row, "expires")
+    return summary

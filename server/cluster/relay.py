@@ -29,6 +29,7 @@ from protocol.values import Map, Message, Options, ReadMap
 from server import logs, requests
 from server.cluster import caps, names
 from server.cluster.directory import Directory, sick
+from server.games.fields import as_map, int_field, int_or_none, maps_field, number_or, str_field, strs_field
 from server.requests import CreateRequest
 from server.table import Request, Table
 
@@ -134,19 +135,26 @@ class Relay:
 
     def forward_admin(self, conn: Connection, msg: Message, re: int | None) -> bool:
         """Send the organiser's pause, unpause or close of a table another worker holds to that worker."""
-        worker = names.worker_of(msg["table"])
-        if worker is None or worker == self.worker or msg["action"] not in messages.TABLE_ADMIN:
+        table, action = msg.get("table"), msg.get("action")
+        if not isinstance(table, str) or not isinstance(action, str):
             return False
-        ask: AdminAsk = {"op": "admin", "action": msg["action"], "table": msg["table"]}
+        worker = names.worker_of(table)
+        if worker is None or worker == self.worker or action not in messages.TABLE_ADMIN:
+            return False
+        ask: AdminAsk = {"op": "admin", "action": action, "table": table}
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
         return True
 
     def forward_kick(self, conn: Connection, msg: Message, re: int | None) -> bool:
         """Send the organiser's kick of a connection another worker holds to that worker."""
-        worker = names.worker_of_connection(msg["conn"])
+        target = msg.get("conn")
+        if not isinstance(target, int):
+            return False
+        worker = names.worker_of_connection(target)
         if worker in (0, self.worker):
             return False
-        self.lobby.nursery.start_soon(self._admin_via, conn, worker, {"op": "kick", "conn": msg["conn"]}, re)
+        ask: KickAsk = {"op": "kick", "conn": target}
+        self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
         return True
 
     async def connections(self) -> list[messages.ConnectionSummary]:
@@ -166,7 +174,8 @@ class Relay:
             except SchemaError as exc:
                 self.log.warning("connections_not_listed", worker=worker, why=str(exc)[:200])
                 continue
-            listing.extend(c for c in theirs if names.worker_of_connection(c["conn"]) == worker)
+            rows = [_summary(as_map(row, "connections")) for row in theirs]
+            listing.extend(c for c in rows if names.worker_of_connection(c["conn"]) == worker)
         return listing
 
     def publish(self, topic: str, data: Map) -> None:
@@ -235,9 +244,9 @@ class Relay:
         if isinstance(frame, dict) and frame.get("type") == "ok":
             conn.send(messages.reply("ok", re))
         elif isinstance(frame, dict) and frame.get("type") == "error":
-            conn.send(messages.error(_error_of(frame), re=re, table=ask.get("table")))
+            conn.send(messages.error(_error_of(frame), re=re, table=ask["table"] if ask["op"] == "admin" else None))
         else:
-            held = ask["table"] if "table" in ask else f"connection {ask['conn']}"
+            held = ask["table"] if ask["op"] == "admin" else f"connection {ask['conn']}"
             conn.send(messages.error(ProtocolError(
                 "unavailable", f"worker {worker}, which holds {held}, did not answer: ask again in a moment"), re=re))
 
@@ -324,8 +333,8 @@ class Relay:
             elif note.get("op") == "kick":
                 self._kick(note)
             elif note.get("op") == "connections":
-                listing = [c.summary() for c in self.server.connections.values()]
-                self.lobby.nursery.start_soon(self._answer, self._reply_key(note), {"connections": listing})
+                listed: Connections = {"connections": [c.summary() for c in self.server.connections.values()]}
+                self.lobby.nursery.start_soon(self._answer, self._reply_key(note), listed)
             else:
                 raise ValueError(f"no operation {str(note.get('op'))[:32]!r}")
         except (SchemaError, ValueError) as exc:
@@ -347,10 +356,11 @@ class Relay:
             if why is not None:  # the asker makes it itself
                 raise ProtocolError("unavailable", f"worker {self.worker} takes no new tables: {why}")
             msg = messages.parse_client({"type": "create", **fields})
-            table = self.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
-                                      msg.get("options"), address=address)
+            table = self.lobby.create(str_field(msg, "game"), int_field(msg, "seats"), int_or_none(msg, "seed"),
+                                      number_or(msg, "time_scale", 1.0), msg.get("options"), address=address)
         except ProtocolError as err:
-            self.lobby.nursery.start_soon(self._answer, key, {"code": err.code, "message": err.message})
+            refused: Refused = {"code": err.code, "message": err.message}
+            self.lobby.nursery.start_soon(self._answer, key, refused)
             return
         if address is not None and place is not None:
             self.places.hold(table.id, address, place)
@@ -361,8 +371,8 @@ class Relay:
         else:
             table.journal.after_durable(
                 lambda: self.lobby.nursery.start_soon(self._answer, key, answer),
-                lambda exc: self.lobby.nursery.start_soon(self._answer, key, {
-                    "code": "internal", "message": f"the table's journal could not be written ({exc})"}))
+                lambda exc: self.lobby.nursery.start_soon(self._answer, key, _refused(
+                    "internal", f"the table's journal could not be written ({exc})")))
 
     def _admin(self, note: Map) -> None:
         key = self._reply_key(note)
@@ -371,8 +381,8 @@ class Relay:
             raise ValueError(f"no admin action {str(action)[:32]!r}")
         table = self.lobby.tables.get(table_id)
         if table is None:
-            answer = {"type": "error", "code": "no_such_table", "message": f"no table {table_id!r}"}
-            self.lobby.nursery.start_soon(self._answer, key, {"frame": answer})
+            missing: Frame = {"frame": {"type": "error", "code": "no_such_table", "message": f"no table {table_id!r}"}}
+            self.lobby.nursery.start_soon(self._answer, key, missing)
             return
         self.log.info("admin_request", action=action, table=table_id, asked=True)
         request = Request(messages.TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id})  # type: ignore
@@ -387,7 +397,8 @@ class Relay:
             self.log.info("admin_request", action="kick", target=target.id, asked=True)
             target.close("kicked by the organiser", abort=True)
             answer = {"type": "ok"}
-        self.lobby.nursery.start_soon(self._answer, key, {"frame": answer})
+        framed: Frame = {"frame": answer}
+        self.lobby.nursery.start_soon(self._answer, key, framed)
 
     def _bulletin(self, note: Map) -> None:
         if note.get("from") == self.worker:
@@ -407,7 +418,27 @@ class _Answer:
     def send(self, frame: bytes) -> None:
         if not self.sent:  # the reply; nothing else goes to it
             self.sent = True
-            self.relay.lobby.nursery.start_soon(self.relay._answer, self.key, {"frame": decode(frame)})
+            framed: Frame = {"frame": decode(frame)}
+            self.relay.lobby.nursery.start_soon(self.relay._answer, self.key, framed)
+
+
+def _summary(row: ReadMap) -> messages.ConnectionSummary:
+    """A row that ``CONNECTION_SUMMARY`` checked, read as the fields its specs give."""
+    summary: messages.ConnectionSummary = {
+        "conn": int_field(row, "conn"), "peer": str_field(row, "peer"), "client": str_field(row, "client"),
+        "tables": strs_field(row, "tables"),
+        "seats": [{"table": str_field(s, "table"), "seat": int_field(s, "seat"), "name": str_field(s, "name")}
+                  for s in maps_field(row, "seats")],
+    }
+    if "rtt_ms" in row:
+        summary["rtt_ms"] = int_field(row, "rtt_ms")
+    if "rtt_last_ms" in row:
+        summary["rtt_last_ms"] = int_field(row, "rtt_last_ms")
+    return summary
+
+
+def _refused(code: str, message: str) -> Refused:
+    return {"code": code, "message": message}
 
 
 def _error_of(answer: ReadMap) -> ProtocolError:

@@ -14,7 +14,10 @@ fires it (and cancels it when the auction closes otherwise).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Hashable, Iterable, NotRequired, TypedDict, cast
+
+from protocol.values import Value
 
 from server.games.base import IllegalAction
 from server.games.timers import Timers
@@ -39,6 +42,11 @@ class AuctionView(TypedDict):
     opened_at: int
     closes_at: int | None
     lot_kind: NotRequired[str]  # the game's kind of card the lot starts with, when the game adds it
+
+
+def auction_value(view: AuctionView) -> Mapping[str, Value]:
+    """``view`` as a ``Value``: every field of ``AuctionView`` is one (mypy sees a TypedDict as a map of object)."""
+    return cast("Mapping[str, Value]", view)
 
 
 @dataclass

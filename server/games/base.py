@@ -30,6 +30,7 @@ from protocol.views import player_view
 from protocol.values import (Command, EventData, LegalAction, Map, Options, Result, Snapshot, Value, ViewPart,
                              WireEvent)
 
+from .fields import as_int
 from .timers import Timers
 
 
@@ -93,6 +94,11 @@ class Option:
     default: Value
     doc: str
     duration: bool = False
+
+    @property
+    def int_default(self) -> int:
+        """The default of an integer option (a config's field default)."""
+        return as_int(self.default, self.doc)
 
 
 def parse_command(catalogue: dict[str, Record], raw: Any) -> Command:

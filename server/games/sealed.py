@@ -14,9 +14,10 @@ at the reveal (``close``) the timer is cancelled and the deadline kept as it sto
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, TypedDict
+from collections.abc import Mapping
+from typing import Any, Callable, Hashable, TypedDict, cast
 
-from protocol.values import EventData, Snapshot
+from protocol.values import EventData, Snapshot, Value
 
 from server.games.base import IllegalAction
 from server.games.timers import Timers
@@ -28,6 +29,11 @@ class SealedView(TypedDict):
     seats: list[int]
     chosen: list[int]
     deadline: int | None
+
+
+def sealed_value(view: SealedView) -> Mapping[str, Value]:
+    """``view`` as a ``Value``: every field of ``SealedView`` is one (mypy sees a TypedDict as a map of object)."""
+    return cast("Mapping[str, Value]", view)
 
 
 @dataclass

@@ -28,13 +28,14 @@ from protocol.values import Result
 from server import faults, logs
 from server.app import Server, ServerConfig
 from server.dirlock import DirLock
+from server.games.fields import maps_field
 from server.ratings import RATINGS_FILE, rate_table, seating_ratings
 from server.tournament.bots import run_bot_process
 from server.tournament.commands import obey, read_commands
 from server.tournament.console import render_standings, render_tables, seat_line
-from server.tournament.guide import entrant_key, guides, page_link, topic
+from server.tournament.guide import entrant_key, guide_value, guides, page_link, topic
 from server.tournament.events import put_aside_finished
-from server.tournament.export import TournamentDocument, tournament_document, write_exports
+from server.tournament.export import TournamentDocument, document_value, tournament_document, write_exports
 from server.tournament.link import ServerLink, open_link
 from server.tournament.presence import SeatWatch, connected_seats
 from server.tournament.roster import MAX_NAME, Entrant, Roster, load_roster
@@ -207,8 +208,10 @@ class Director:
         path = os.path.join(self.cfg.data_dir, "server", "replays", f"{sid}.journal")
         if not os.path.exists(path):
             return None
-        end = [r for r in read_journal(path).records if r.get("k") == "end"]
-        return end[-1]["result"] if end else None
+        for record in reversed(read_journal(path).records):
+            if record["k"] == "end":
+                return record["result"]
+        return None
 
     def _seat_players(self, snap: Snapshot, sid: str, table: TableRecord) -> None:
         by_kind: dict[str, dict[int, str]] = {"human": {}, "bot": {}}
@@ -265,7 +268,7 @@ class Director:
         """Every ``SEATS_POLL_S``: who is connected (humans' arrivals noted and told), and the held tables'
         clocks started once their humans are in or their grace is over."""
         while True:
-            listing = (await self.link.admin("connections"))["connections"]
+            listing = maps_field(await self.link.admin("connections"), "connections")
             changes = seats.update(connected_seats(listing), trio.current_time())
             for sid, seat in changes.seen:
                 if (sid, seat) not in self._stand_ins:
@@ -313,12 +316,12 @@ class Director:
             return
         for entrant_id, doc in guides(snap).items():
             key = entrant_key(self.link.admin_token, snap.roster.name, entrant_id)
-            await self.link.admin("publish", topic=topic(key), data=doc)
+            await self.link.admin("publish", topic=topic(key), data=guide_value(doc))
 
     async def _publish(self, snap: Snapshot) -> None:
         doc = tournament_document(snap)
         if self.link.admin_token is not None:
-            await self.link.admin("publish", topic=STANDINGS_TOPIC, data=doc)
+            await self.link.admin("publish", topic=STANDINGS_TOPIC, data=document_value(doc))
             await self._publish_guides(snap)
         if self.cfg.live:
             redraw = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a table that updates in place ...

@@ -23,7 +23,7 @@ import json
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, cast
 
 from protocol.values import Value
 
@@ -74,6 +74,12 @@ class TournamentDocument(TypedDict):
     rounds_planned: int
     entrants: list[EntrantRow]
     rounds: list[RoundRow]
+
+
+def document_value(doc: TournamentDocument) -> Mapping[str, Value]:
+    """``doc`` as a ``Value``: every field of ``TournamentDocument`` is one (mypy sees a TypedDict as a map of
+    object)."""
+    return cast("Mapping[str, Value]", doc)
 
 
 def tournament_document(snapshot: Snapshot) -> TournamentDocument:

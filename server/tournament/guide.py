@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Literal, NotRequired, TypedDict, cast
+
+from protocol.values import Value
 
 from .store import Snapshot
 
@@ -36,6 +39,11 @@ class Guide(TypedDict):
     seat: NotRequired[int]
     token: NotRequired[str]
     next_round: NotRequired[int]  # waiting
+
+
+def guide_value(doc: Guide) -> Mapping[str, Value]:
+    """``doc`` as a ``Value``: every field of ``Guide`` is one (mypy sees a TypedDict as a map of object)."""
+    return cast("Mapping[str, Value]", doc)
 
 
 def entrant_key(admin_token: str, tournament: str, entrant_id: int) -> str:

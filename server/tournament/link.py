@@ -15,8 +15,23 @@ from clients.sdk import ServerError, call, request_once
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
 from protocol.values import Map, Message, Options, Result, Value
+from server.games.fields import str_field
 
 CLIENT = "parsimonia-director"
+
+
+def _result_of(msg: Message) -> Result | None:
+    """The game's result a table's message carries: its ``result`` event, or a view of it after its end (a table
+    followed once it ended)."""
+    if msg["type"] == "event":
+        event = msg["event"]
+        found = event["result"] if isinstance(event, dict) and event.get("type") == "result" else None
+    elif msg["type"] == "view":
+        view = msg["view"]
+        found = view.get("result") if isinstance(view, dict) else None
+    else:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 class ServerLink:
@@ -34,14 +49,15 @@ class ServerLink:
         """Hand replies to their requests and every table's `result` event to ``results``."""
         while True:
             msg = decode(await self.ws.get_message())
-            waiter = self._replies.pop(msg.get("re", -1), None) if msg.get("re") is not None else None
+            re = msg.get("re")
+            waiter = self._replies.pop(re, None) if isinstance(re, int) else None
             if waiter is not None:
                 waiter[1].append(msg)
                 waiter[0].set()
-            elif msg["type"] == "event" and msg["event"].get("type") == "result":
-                await self._results_in.send((msg["table"], msg["event"]["result"]))
-            elif msg["type"] == "view" and msg["view"].get("result") is not None:
-                await self._results_in.send((msg["table"], msg["view"]["result"]))  # followed after its end
+                continue
+            result, table = _result_of(msg), msg.get("table")
+            if result is not None and isinstance(table, str):
+                await self._results_in.send((table, result))
 
     async def request(self, kind: str, **fields: Value) -> Message:
         rid = next(self._ids)
@@ -64,7 +80,7 @@ class ServerLink:
                       "time_scale": time_scale}
         if self.admin_token is not None:
             fields["admin"] = self.admin_token
-        return (await self.request("create", **fields))["table"]
+        return str_field(await self.request("create", **fields), "table")
 
     async def take_seats(self, table: str, names: list[str]) -> list[str]:
         """Join every seat of ``table`` in order; return the seat tokens (seat i for names[i])."""

@@ -129,15 +129,13 @@ class Roster:
 
     def to_dict(self) -> RosterDocument:
         """The roster as the TOML-shaped mapping ``parse_roster`` reads."""
-        return {
+        doc: RosterDocument = {
             "name": self.name,
             "format": self.format,
             "rounds": self.rounds,
             "table_size": self.table_size,
             "game": self.game,
-            **({} if self.seed is None else {"seed": self.seed}),
             "human_grace_s": self.human_grace_s,
-            **({} if self.seating == "standings" else {"seating": self.seating}),
             "bot_grace_s": self.bot_grace_s,
             "options": dict(self.options),
             "points": {"by_place": list(self.points)},
@@ -146,6 +144,11 @@ class Roster:
                 for e in self.entrants
             ],
         }
+        if self.seed is not None:
+            doc["seed"] = self.seed
+        if self.seating != "standings":
+            doc["seating"] = self.seating
+        return doc
 
 
 def load_roster(path: str | Path) -> Roster:

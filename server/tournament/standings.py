@@ -100,7 +100,7 @@ def finishing_places(scores: Sequence[int], winners: Collection[int], forfeits: 
 
 def place_points(places: Sequence[int], by_place: Sequence[int]) -> list[Fraction]:
     """Tournament points by seat: seats sharing a place split the points of the places they cover."""
-    sharing = defaultdict(int)
+    sharing: defaultdict[int, int] = defaultdict(int)
     for place in places:
         sharing[place] += 1
 

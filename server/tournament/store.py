@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from protocol.values import Result
 
+from server.games.fields import ints_field
+
 from .pairing import History, next_round
 from .roster import Roster, parse_roster
 from .seeds import directory_secret, random_seed, seed_key, table_seeds
@@ -140,7 +142,8 @@ class TableRecord:
         scores = result_scores(self.result)
         assert scores is not None  # record_result stores no result without them
         forfeits = tuple(seat for seat in range(len(self.seats)) if self.no_show(seat))
-        return GameResult(self.round, self.server_table, self.seats, scores, tuple(self.result["winners"]), forfeits)
+        winners = tuple(ints_field(self.result, "winners"))
+        return GameResult(self.round, self.server_table, self.seats, scores, winners, forfeits)
 
 
 @dataclass(frozen=True)

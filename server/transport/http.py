@@ -140,7 +140,9 @@ class HttpConnection:
         pieces = [self._h11.send(h11.Response(status_code=response.status, headers=headers,
                                               reason=HTTPStatus(response.status).phrase))]
         if not head_only and response.body:
-            pieces.extend(self._h11.send_with_data_passthrough(h11.Data(data=response.body)))
+            data = self._h11.send_with_data_passthrough(h11.Data(data=response.body))
+            assert data is not None  # h11 sends nothing only for ConnectionClosed
+            pieces.extend(data)
         pieces.append(self._h11.send(h11.EndOfMessage()))
         return pieces if len(response.body) > JOIN_BYTES else [b"".join(pieces)]  # a small one: one send
 

@@ -17,6 +17,8 @@ from typing import Any
 from protocol.schema import Enum, Int, List, Record, SchemaError, Str
 from protocol.values import ReadMap
 
+from server.games.fields import int_or_none, maps_field, str_field, str_or_none
+
 GOODS, MONEY, CHARTER, MERCHANT = "goods", "money", "charter", "merchant"
 KINDS = (GOODS, MONEY, CHARTER, MERCHANT)
 ORIGINS = ("rus", "byzantium", "arabia", "west")  # red, blue, yellow, green
@@ -43,11 +45,11 @@ class Card:
 
 
 def _card(i: int, doc: ReadMap) -> Card:
-    kind = doc["kind"]
+    kind = str_field(doc, "kind")
     needs = {GOODS: {"origin", "value"}, MONEY: {"origin", "value"}, MERCHANT: {"origin"}, CHARTER: {"charter"}}[kind]
     if set(doc) - {"kind"} != needs:
         raise ValueError(f"bad deck file: card {i} ({kind}) must have exactly {', '.join(sorted(needs))}")
-    return Card(i, kind, doc.get("origin"), doc.get("value", 0), doc.get("charter"))
+    return Card(i, kind, str_or_none(doc, "origin"), int_or_none(doc, "value") or 0, str_or_none(doc, "charter"))
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class Deck:
             doc = DECK_FILE.check(data, "deck")
         except SchemaError as exc:
             raise ValueError(f"bad deck file: {exc}") from exc
-        cards = tuple(_card(i, c) for i, c in enumerate(doc["cards"]))
+        cards = tuple(_card(i, c) for i, c in enumerate(maps_field(doc, "cards")))
         if not any(c.kind == GOODS for c in cards):
             raise ValueError("bad deck file: it needs at least one goods card")
         return cls(cards)

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from protocol.schema import AnyMap, Enum, Int, List, Record, SchemaError
 from protocol.values import Map, Value
 
+from server.games.fields import int_or_none, ints_field, str_field
 from server.games.rng import Rng
 
 from .cards import ORIGINS, Card
@@ -50,16 +51,17 @@ class Effect:
             doc = EFFECT.check(data, f"charters.{name}")
         except SchemaError as exc:
             raise ValueError(f"bad charter effect: {exc}") from exc
-        share = tuple(doc["share"]) if "share" in doc else None
-        if share is not None and (len(share) != 2 or share[0] > share[1]):
+        parts = ints_field(doc, "share") if "share" in doc else None
+        if parts is not None and (len(parts) != 2 or parts[0] > parts[1]):
             raise ValueError(f"bad charter effect {name!r}: share is [num, den] with num <= den")
+        share = None if parts is None else (parts[0], parts[1])
         if doc["take"] in ("all", "origin") and (share or "count" in doc):
             raise ValueError(f"bad charter effect {name!r}: {doc['take']!r} takes no count or share")
         if doc["take"] == "worth" and share is None:
             raise ValueError(f"bad charter effect {name!r}: 'worth' needs a share")
         if "count" in doc and share is not None:
             raise ValueError(f"bad charter effect {name!r}: a count or a share, not both")
-        return cls(doc["zone"], doc["take"], doc.get("count"), share)  # type: ignore[arg-type]
+        return cls(str_field(doc, "zone"), str_field(doc, "take"), int_or_none(doc, "count"), share)
 
     @property
     def chosen(self) -> bool:

@@ -7,13 +7,15 @@ rules' 90 cards; ``charters`` maps charter names to effects (``charters.EFFECT``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from protocol.schema import Int, Nullable
 from protocol.values import Options, Value
 
 from server.games.base import Option
+from server.games.fields import int_field, map_or_none
 
 from .cards import DECK_FILE, Deck
 from .charters import CHARTERS_FILE, Effect, default_effect_data, effects_from
@@ -44,14 +46,19 @@ class Clocks(TypedDict):
     stow_ms: int
 
 
+def clocks_value(view: Clocks) -> Mapping[str, Value]:
+    """``view`` as a ``Value``: every field of ``Clocks`` is one (mypy sees a TypedDict as a map of object)."""
+    return cast("Mapping[str, Value]", view)
+
+
 @dataclass(frozen=True)
 class Config:
-    decide_ms: int = OPTIONS["decide_ms"].default
-    bid_ms: int = OPTIONS["bid_ms"].default
-    stow_ms: int = OPTIONS["stow_ms"].default
+    decide_ms: int = OPTIONS["decide_ms"].int_default
+    bid_ms: int = OPTIONS["bid_ms"].int_default
+    stow_ms: int = OPTIONS["stow_ms"].int_default
     deck: Deck = field(default_factory=Deck.default, compare=False)
     effects: dict[str, Effect] = field(default_factory=lambda: effects_from(None), compare=False)
-    effect_data: dict[str, Value] = field(default_factory=default_effect_data, compare=False)
+    effect_data: Mapping[str, Value] = field(default_factory=default_effect_data, compare=False)
 
     def __post_init__(self) -> None:
         missing = sorted(self.deck.charter_names() - set(self.effects))
@@ -62,8 +69,9 @@ class Config:
     def from_options(cls, options: Options) -> "Config":
         """From options already checked (defaults filled in, durations scaled)."""
         deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
-        data = {**default_effect_data(), **(options["charters"] or {})}
-        return cls(options["decide_ms"], options["bid_ms"], options["stow_ms"], deck, effects_from(data), data)
+        data: dict[str, Value] = {**default_effect_data(), **(map_or_none(options, "charters") or {})}
+        return cls(int_field(options, "decide_ms"), int_field(options, "bid_ms"), int_field(options, "stow_ms"),
+                   deck, effects_from(data), data)
 
     def to_wire(self) -> Clocks:
         """The clocks (the deck goes out as the card table, the effects as ``charters``)."""

@@ -23,7 +23,7 @@ from .config import OPTIONS, Config, check_option_values
 from .defaults import SHIP_SIZE, WAREHOUSE_AT_START, default_load, default_offer, default_pay, default_split
 from .legal import legal_actions
 from .phases import Phase, Step
-from .state import DECIDE, SPLIT, STOW, Debt, KupcyState
+from .state import DECIDE, SPLIT, STOW, Debt, KupcyState, debt_value
 from .trade import BID, Market, leaders
 
 
@@ -277,7 +277,7 @@ class Kupcy(KupcyState):
                 zone.remove(c)
             self.out += lost
         self._emit("charter", seat=seat, card=card, charter=name, zone=effect.zone, lost=lost,
-                   owed=self.debt.to_view() if self.debt is not None else None)
+                   owed=debt_value(self.debt.to_view()) if self.debt is not None else None)
         if self.debt is not None and not self._debt_paid():
             self.step = Step.PAY
             self.timers.set(DECIDE, self._at + self.cfg.decide_ms)
@@ -351,7 +351,8 @@ class Kupcy(KupcyState):
     def _close_trade(self, market: Market, winner: int | None) -> None:
         taker = market.seller if winner is None else winner
         self.warehouses[taker].append(market.goods)
-        paid, jokers = [], []
+        paid: list[int] = []
+        jokers: list[int] = []
         for _, card, _ in market.offered:
             (paid if self.cards[card].priced else jokers).append(card)
         self.warehouses[market.seller] += paid

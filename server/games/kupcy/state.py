@@ -8,17 +8,18 @@ how big its ship must be, its score). It changes nothing after the deal: the rul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
-from protocol.values import Map, Snapshot, ViewPart
+from protocol.values import Map, Snapshot, Value, ViewPart
 
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
-from server.games.sealed import SealedChoice
+from server.games.sealed import SealedChoice, sealed_value
 
 from .cards import CHARTER, GOODS, MERCHANT, Card
 from .charters import SHIP
-from .config import Config
+from .config import Config, clocks_value
 from .defaults import SHIP_SIZE
 from .phases import Phase, Step
 from .scoring import score
@@ -37,6 +38,11 @@ class DebtView(TypedDict):
     zone: str
     cards: int | None
     worth: int | None
+
+
+def debt_value(view: DebtView) -> Mapping[str, Value]:
+    """``view`` as a ``Value``: every field of ``DebtView`` is one (mypy sees a TypedDict as a map of object)."""
+    return cast("Mapping[str, Value]", view)
 
 
 @dataclass
@@ -86,7 +92,8 @@ class KupcyState(Game):
         self.first = self.rng.below(players)
         self.timers.set(SPLIT, start_ms + cfg.decide_ms)
         self.split = SealedChoice(SPLIT, frozenset(range(players)), self.timers)
-        self._static = {"cards": cfg.deck.wire, "config": cfg.to_wire(), "charters": cfg.effect_data}
+        self._static: ViewPart = {"cards": cfg.deck.wire, "config": clocks_value(cfg.to_wire()),
+                                  "charters": cfg.effect_data}
 
     def _deal_one(self, seat: int) -> int:
         """A card for the deal; a charter goes back into the deck, which is reshuffled, and another is dealt."""
@@ -166,9 +173,9 @@ class KupcyState(Game):
             ],
             "deck_count": len(self.deck),
             "out": list(self.out),
-            "split": self.split.to_view() if self.phase == Phase.SPLIT else None,
-            "market": self.market.to_view() if self.market is not None else None,
-            "debt": self.debt.to_view() if self.debt is not None else None,
+            "split": sealed_value(self.split.to_view()) if self.phase == Phase.SPLIT else None,
+            "market": sealed_value(self.market.to_view()) if self.market is not None else None,
+            "debt": debt_value(self.debt.to_view()) if self.debt is not None else None,
             "stowing": sorted(self.stowing),
             "last_round": list(self.last_round),
             "result": self.result() if self.phase == Phase.OVER else None,
@@ -200,7 +207,7 @@ class KupcyState(Game):
             "drawn": self.drawn,
             "split": self.split.snapshot(),
             "market": self.market.snapshot() if self.market is not None else None,
-            "debt": self.debt.to_view() if self.debt is not None else None,
+            "debt": debt_value(self.debt.to_view()) if self.debt is not None else None,
             "stowing": sorted(self.stowing),
             "last_round": list(self.last_round),
             "returned": list(self.returned),

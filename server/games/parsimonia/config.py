@@ -16,6 +16,7 @@ from protocol.schema import Int, Nullable
 from protocol.values import Options
 
 from server.games.base import Option
+from server.games.fields import int_field
 
 from .deck import DECK_FILE, Deck
 
@@ -67,9 +68,9 @@ def preset_options(name: str) -> dict[str, int]:
 
 def check_option_values(options: Options, min_seats: int) -> None:
     """Checks across options: the bank pays the smallest table's starting dollars; the deck is sound."""
-    if options["start_dollars"] * min_seats > options["bank"]:
-        raise ValueError(f"the bank ({options['bank']}) cannot pay {min_seats} players "
-                         f"{options['start_dollars']} starting dollars each")
+    bank, start_dollars = int_field(options, "bank"), int_field(options, "start_dollars")
+    if start_dollars * min_seats > bank:
+        raise ValueError(f"the bank ({bank}) cannot pay {min_seats} players {start_dollars} starting dollars each")
     if options["deck"] is not None:
         Deck.from_data(options["deck"])
 
@@ -79,21 +80,21 @@ _WHEN_SET = ("quiet_floor_ms", "grace_ms")  # published in the static config onl
 
 @dataclass(frozen=True)
 class Config:
-    opening_ms: int = OPTIONS["opening_ms"].default
-    turn_ms: int = OPTIONS["turn_ms"].default
-    game_ms: int = OPTIONS["game_ms"].default
-    quiet_ms: int = OPTIONS["quiet_ms"].default
-    quiet_floor_ms: int = OPTIONS["quiet_floor_ms"].default
-    grace_ms: int = OPTIONS["grace_ms"].default
-    start_dollars: int = OPTIONS["start_dollars"].default
-    bank: int = OPTIONS["bank"].default
+    opening_ms: int = OPTIONS["opening_ms"].int_default
+    turn_ms: int = OPTIONS["turn_ms"].int_default
+    game_ms: int = OPTIONS["game_ms"].int_default
+    quiet_ms: int = OPTIONS["quiet_ms"].int_default
+    quiet_floor_ms: int = OPTIONS["quiet_floor_ms"].int_default
+    grace_ms: int = OPTIONS["grace_ms"].int_default
+    start_dollars: int = OPTIONS["start_dollars"].int_default
+    bank: int = OPTIONS["bank"].int_default
     deck: Deck = field(default_factory=Deck.default, compare=False)
 
     @classmethod
     def from_options(cls, options: Options) -> "Config":
         """From options already checked (``Parsimonia.check_options``: defaults filled in, durations scaled)."""
         deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
-        return cls(**{k: v for k, v in options.items() if k != "deck"}, deck=deck)
+        return cls(**{name: int_field(options, name) for name in options if name != "deck"}, deck=deck)
 
     def to_wire(self) -> dict[str, int]:
         """The numbers (the deck goes out as the card table, ``static()["cards"]``); ``quiet_floor_ms`` and

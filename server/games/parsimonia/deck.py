@@ -15,6 +15,8 @@ from typing import Any
 
 from protocol.schema import Int, List, Record, SchemaError, Str
 
+from server.games.fields import int_field, maps_field
+
 RESOURCE = "resource"
 TOURISTS = "tourists"
 
@@ -48,9 +50,11 @@ class Deck:
             raise ValueError(f"bad deck file: {exc}") from exc
         if not doc["resources"] or not doc["tourists"]:
             raise ValueError("bad deck file: both decks need at least one card")
-        cards = [Card(i, RESOURCE, c["type"], c["profit"]) for i, c in enumerate(doc["resources"])]
+        cards = [Card(i, RESOURCE, int_field(c, "type"), int_field(c, "profit"))
+                 for i, c in enumerate(maps_field(doc, "resources"))]
         base = len(cards)
-        cards += [Card(base + i, TOURISTS, c["type"], c["profit"]) for i, c in enumerate(doc["tourists"])]
+        cards += [Card(base + i, TOURISTS, int_field(c, "type"), int_field(c, "profit"))
+                  for i, c in enumerate(maps_field(doc, "tourists"))]
         return cls(tuple(cards))
 
     @classmethod

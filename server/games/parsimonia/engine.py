@@ -16,6 +16,7 @@ from protocol.values import LegalAction, Options
 
 from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction
 from server.games.base import IllegalAction
+from server.games.fields import as_int, int_field
 
 from .commands import COMMANDS
 from .config import OPTIONS, Config, check_option_values
@@ -40,8 +41,8 @@ class Parsimonia(Trade):
         ``quiet_floor_ms`` and ``quiet_ms`` as given (a fast clock for people still leaves them time to bid)."""
         out = super().check_options(options, time_scale)
         if out["quiet_floor_ms"]:
-            given = (options or {}).get("quiet_ms", OPTIONS["quiet_ms"].default)
-            out["quiet_ms"] = max(out["quiet_ms"], min(given, out["quiet_floor_ms"]))
+            given = as_int((options or {}).get("quiet_ms", OPTIONS["quiet_ms"].default), "quiet_ms")
+            out["quiet_ms"] = max(int_field(out, "quiet_ms"), min(given, int_field(out, "quiet_floor_ms")))
         return out
 
     @classmethod
@@ -257,7 +258,8 @@ class Parsimonia(Trade):
         if sum(self.active) <= 1:
             self._end_game("last_player")
             return
-        if self.phase == Phase.TURNS and not self.turn_over and not self.active[self.current]:
+        current = self.current
+        if self.phase == Phase.TURNS and not self.turn_over and current is not None and not self.active[current]:
             self._finish_turn("quit")
         # with two players or more in the game, an empty vote (or ready) set is not everyone's
         if self.end_votes and all(s in self.end_votes for s in range(self.n) if self.active[s]):

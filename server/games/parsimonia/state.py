@@ -7,9 +7,11 @@ changes nothing after the deal: the rules that change it live in ``engine.Parsim
 
 from __future__ import annotations
 
-from protocol.values import Map, Snapshot, ViewPart
+from collections.abc import Mapping
 
-from server.games.auction import AuctionView, OpenAuction
+from protocol.values import Map, Snapshot, Value, ViewPart
+
+from server.games.auction import AuctionView, OpenAuction, auction_value
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
 
@@ -60,7 +62,7 @@ class ParsimoniaState(Game):
         self.drawn: int | None = None  # the drawn tourists card while its fate is undecided
         self.end_reason: str | None = None
         self.ended_at: int | None = None
-        self._static = {"cards": cfg.deck.wire, "config": cfg.to_wire()}  # built once: it never changes
+        self._static: ViewPart = {"cards": cfg.deck.wire, "config": cfg.to_wire()}  # built once: it never changes
 
         resources = cfg.deck.ids(RESOURCE)
         self.rng.shuffle(resources)
@@ -153,12 +155,12 @@ class ParsimoniaState(Game):
             view = self._auction_views[a.id] = self.auction_view(a)
         return view
 
-    def _shared_auction_views(self) -> list[AuctionView]:
+    def _shared_auction_views(self) -> list[Mapping[str, Value]]:
         """Every open auction's shared view; the kept ones are dropped first if the timers shifted since."""
         if self._auction_views_shifted != self.timers.shifted:
             self._auction_views.clear()
             self._auction_views_shifted = self.timers.shifted
-        return [self._shared_auction_view(a) for a in self.auctions.values()]
+        return [auction_value(self._shared_auction_view(a)) for a in self.auctions.values()]
 
     def static(self) -> ViewPart:
         """The card table and the configuration (one shared map: read it, do not change it)."""
@@ -216,7 +218,7 @@ class ParsimoniaState(Game):
             "hands": [list(h) for h in self.hands],
             "bought": list(self.bought.items()),
             "timers": self.timers.snapshot(),
-            "auctions": [{**a.to_view(), "contested": a.contested} for a in self.auctions.values()],
+            "auctions": [{**auction_value(a.to_view()), "contested": a.contested} for a in self.auctions.values()],
             "next_auction": self.next_auction,
             "ready": sorted(self.ready),
             "end_votes": sorted(self.end_votes),

@@ -5,7 +5,7 @@ the state, and which events say so.
 
 from __future__ import annotations
 
-from server.games.auction import HIGHEST_WINS, OpenAuction
+from server.games.auction import HIGHEST_WINS, OpenAuction, auction_value
 
 from .deck import RESOURCE
 from .phases import Step
@@ -27,7 +27,7 @@ class Trade(ParsimoniaState):
         card_type = self.lone_tourists_type(a)
         if card_type is not None:
             self.lone_lots[a.id] = card_type
-        self._emit("auction_opened", auction=self.auction_view(a))
+        self._emit("auction_opened", auction=auction_value(self.auction_view(a)))
 
     def _close_auction(self, a: OpenAuction, winner: int | None, reason: str) -> None:
         """Settle ``a``. ``winner`` is the seller's pick; by quiet time (reason "quiet") the rule decides:

@@ -10,12 +10,14 @@ document (``deck.DECK_FILE``), None for the rulebook's deck.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 from protocol.schema import Int, List, Nullable
-from protocol.values import Options
+from protocol.values import Options, Value
 
 from server.games.base import Option
+from server.games.fields import int_field, int_or_none, ints_field, list_field
 
 from .deck import DECK_FILE, Deck
 
@@ -36,7 +38,7 @@ OPTIONS: dict[str, Option] = {
 
 def check_option_values(options: Options) -> None:
     """Checks across options: the deck is sound and ``removed`` has a count for every table size."""
-    if len(options["removed"]) != MAX_PLAYERS - MIN_PLAYERS + 1:
+    if len(list_field(options, "removed")) != MAX_PLAYERS - MIN_PLAYERS + 1:
         raise ValueError(f"removed needs {MAX_PLAYERS - MIN_PLAYERS + 1} counts, for 2 to 6 players")
     if options["deck"] is not None:
         Deck.from_data(options["deck"])
@@ -51,10 +53,15 @@ class WireConfig(TypedDict):
     first_seat: int | None  # None: drawn with the seed
 
 
+def config_value(view: WireConfig) -> Mapping[str, Value]:
+    """``view`` as a ``Value``: every field of ``WireConfig`` is one (mypy sees a TypedDict as a map of object)."""
+    return cast("Mapping[str, Value]", view)
+
+
 @dataclass(frozen=True)
 class Config:
-    choose_ms: int = OPTIONS["choose_ms"].default
-    action_ms: int = OPTIONS["action_ms"].default
+    choose_ms: int = OPTIONS["choose_ms"].int_default
+    action_ms: int = OPTIONS["action_ms"].int_default
     removed: tuple[int, ...] = REMOVED
     first_seat: int | None = None
     deck: Deck = field(default_factory=Deck.default, compare=False)
@@ -63,8 +70,8 @@ class Config:
     def from_options(cls, options: Options) -> "Config":
         """From options already checked (``Tulips.check_options``: defaults filled in, durations scaled)."""
         deck = Deck.default() if options["deck"] is None else Deck.from_data(options["deck"])
-        return cls(options["choose_ms"], options["action_ms"], tuple(options["removed"]), options["first_seat"],
-                   deck)
+        return cls(int_field(options, "choose_ms"), int_field(options, "action_ms"),
+                   tuple(ints_field(options, "removed")), int_or_none(options, "first_seat"), deck)
 
     def removed_for(self, players: int) -> int:
         return self.removed[players - MIN_PLAYERS]

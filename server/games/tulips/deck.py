@@ -15,6 +15,8 @@ from typing import Any, NotRequired, TypedDict
 
 from protocol.schema import Bool, Int, List, Record, SchemaError, Str
 
+from server.games.fields import bool_field, int_field, maps_field, str_field
+
 VARIETIES = ("pink", "blue", "orange", "purple")
 VALUES = (2, 3, 4)
 
@@ -41,8 +43,8 @@ DECK_FILE = Record({"cards": List(_ENTRY, 1000)}, {"name": Str(200), "note": Str
 DEFAULT_DECK: DeckDocument = {
     "name": "Gift of Tulips",
     "note": "72 base cards (6 of every variety x value) and 24 cards for 5-6 players (2 of each).",
-    "cards": [{"variety": v, "value": x, "copies": 6} for v in VARIETIES for x in VALUES]
-    + [{"variety": v, "value": x, "copies": 2, "five_six": True} for v in VARIETIES for x in VALUES],
+    "cards": [DeckEntry(variety=v, value=x, copies=6) for v in VARIETIES for x in VALUES]
+    + [DeckEntry(variety=v, value=x, copies=2, five_six=True) for v in VARIETIES for x in VALUES],
 }
 
 
@@ -68,9 +70,10 @@ class Deck:
         except SchemaError as exc:
             raise ValueError(f"bad deck file: {exc}") from exc
         cards: list[Card] = []
-        for entry in doc["cards"]:
-            for _ in range(entry["copies"]):
-                cards.append(Card(len(cards), entry["variety"], entry["value"], entry.get("five_six", False)))
+        for entry in maps_field(doc, "cards"):
+            for _ in range(int_field(entry, "copies")):
+                cards.append(Card(len(cards), str_field(entry, "variety"), int_field(entry, "value"),
+                                  bool_field(entry, "five_six", False)))
         if len(cards) > 10_000:
             raise ValueError("bad deck file: more than 10000 cards")
         if len({c.variety for c in cards}) < 2:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from protocol.values import LegalAction, Options
+from protocol.values import LegalAction, Options, Value
 
 from server.games.base import IllegalAction
 
@@ -186,9 +186,9 @@ class Tulips(TulipsState):
             awards = majority_awards(place, self.holdings(variety), ranks)
             for seat, points in awards:
                 self.points[seat] += points
-            scored = {"place": place, "variety": variety, "awards": [list(a) for a in awards]}
-            self.majorities.append(scored)
-            self._emit("majority", **scored)
+            awarded: list[Value] = [list(a) for a in awards]
+            self.majorities.append({"place": place, "variety": variety, "awards": awarded})
+            self._emit("majority", place=place, variety=variety, awards=awarded)
         self.phase = Phase.OVER
         self.current = None
         self.done = []

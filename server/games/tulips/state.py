@@ -12,9 +12,9 @@ from protocol.values import Map, Snapshot, ViewPart
 
 from server.games.base import Game, Outcome
 from server.games.rng import Rng
-from server.games.sealed import SealedChoice
+from server.games.sealed import SealedChoice, sealed_value
 
-from .config import Config
+from .config import Config, config_value
 from .festival import Festival
 from .phases import Action, Phase
 from .scoring import GIVE_BONUS, KEEP, MAJORITY, majority_ranks
@@ -44,10 +44,12 @@ class TulipsState(Game):
         self.drawn: int | None = None  # the current player's card, until it is played
         self.majorities: list[Map] = []
         self.winners: tuple[int, ...] = ()
-        self._static = {"cards": cfg.deck.wire, "varieties": list(cfg.deck.varieties), "config": cfg.to_wire(),
-                        "scoring": {"keep": list(KEEP), "give_bonus": list(GIVE_BONUS),
-                                    "majority": [list(m) for m in MAJORITY], "majority_ranks": majority_ranks(players)},
-                        "turns_each": self.turns_each}
+        self._static: ViewPart = {"cards": cfg.deck.wire, "varieties": list(cfg.deck.varieties),
+                                  "config": config_value(cfg.to_wire()),
+                                  "scoring": {"keep": list(KEEP), "give_bonus": list(GIVE_BONUS),
+                                              "majority": [list(m) for m in MAJORITY],
+                                              "majority_ranks": majority_ranks(players)},
+                                  "turns_each": self.turns_each}
 
         self.deck = cfg.deck.in_play(players)  # the top of the deck is the end of the list
         self.rng.shuffle(self.deck)
@@ -138,7 +140,7 @@ class TulipsState(Game):
             "done": list(self.done),
             "drawing": self.drawn is not None,
             "deadlines": {"setup": self.timers.get(SETUP_CLOCK), "action": self.timers.get(ACTION_CLOCK)},
-            "setup": self.setup.to_view(),
+            "setup": sealed_value(self.setup.to_view()),
             "players": [
                 {"seat": s, "points": self.points[s], "bouquet": list(self.bouquets[s]),
                  "secret": self.secret_put[s]}
