@@ -30,7 +30,8 @@ from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
 from server.journal import (Journal, JournalCorrupt, Log, Record, Syncer, decode_frames, encode_record,
                             read_journal, read_table, write_file)
-from server.journal_format import Damage, record_at
+from server.journal_format import record_at
+from server.log_read import Damage
 
 _ID = re.compile(r"^(?:w\d+-)?t(\d+)\.journal$")  # a cluster's worker K names its tables wK-tN
 IDS_AHEAD = 64  # table numbers reserved at a time in DIR/ids (one durable write per that many tables created)

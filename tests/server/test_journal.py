@@ -14,10 +14,10 @@ import msgpack
 import pytest
 import trio
 
-from server import journal_format
+from server import log_read
 from server.journal import (ENTRY, FRAME, GIL_GIVEN_S, MAX_RECORD, Journal, JournalCorrupt, Syncer, Writer,
                             encode_entry, encode_record, read_journal, read_log, read_table)
-from server.journal_format import copy_tables, table_frames
+from server.log_read import copy_tables, table_frames
 
 RECORDS = [
     {"k": "table", "id": "t1", "game": "parsimonia", "seats": 3, "seed": 2**63 - 1, "time_scale": 12.5,
@@ -454,7 +454,7 @@ def _frames(table_id: str, count: int) -> list[bytes]:
 @pytest.mark.parametrize("walk_bytes", [64, 1 << 20])
 def test_a_tables_records_and_the_live_tables_copy_are_read_from_the_log_walked_a_bounded_chunk_at_a_time(
         tmp_path, monkeypatch, walk_bytes):
-    monkeypatch.setattr(journal_format, "WALK_BYTES", walk_bytes)
+    monkeypatch.setattr(log_read, "WALK_BYTES", walk_bytes)
     old, t1, t2 = _frames("t1", 3), _frames("t1", 40), _frames("t2", 30)
     entries = [("t1", n, frame) for n, frame in enumerate(old)] + [("t1", 3, b"")]  # an earlier t1, finished
     entries += [e for n in range(40) for e in ([("t1", n, t1[n])] + ([("t2", n, t2[n])] if n < 30 else []))]

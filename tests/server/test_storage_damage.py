@@ -1,4 +1,4 @@
-"""Damage in the log costs the tables it touches (``server.storage.recover``, ``server.journal_format.read_log``):
+"""Damage in the log costs the tables it touches (``server.storage.recover``, ``server.log_read.read_log``):
 every byte of a small log of a few tables flipped in turn, random bytes of a big one, and the cases seen from
 outside (first entry, middle, last entry, garbage tail). Each table either recovers whole or is set aside in
 ``corrupt/`` with a line; the log as found is kept; nothing else is lost."""
@@ -15,7 +15,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from server.journal import LogRead, encode_entry, encode_record, read_journal, read_log
-from server.journal_format import parse_log
+from server.log_read import parse_log
 from server.storage import DataDir
 from tests.server.conftest import connect
 from tests.server.test_storage import table_records
@@ -298,7 +298,7 @@ def test_a_long_damaged_region_among_many_tables_is_read_past_without_a_crc_per_
         checked[0] += len(data)
         return crc32(data, start)
 
-    monkeypatch.setattr("server.journal_format.zlib.crc32", counting)
+    monkeypatch.setattr("server.log_read.zlib.crc32", counting)
     read = parse_log(damaged)
     assert len(read.damaged) == 1 and read.torn and not read.cut_short
     assert checked[0] < 64 << 20  # the entries, and each candidate start within the garbage, once

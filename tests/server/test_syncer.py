@@ -14,7 +14,7 @@ from collections.abc import Callable
 import trio
 
 from server import journal as journal_module
-from server import journal_format
+from server import log_read
 from server.journal import Journal, Syncer, encode_entry, read_journal, read_log, read_table
 
 
@@ -239,7 +239,7 @@ async def test_a_live_tables_durable_records_are_read_back_from_the_log_not_kept
 
 async def test_a_tables_records_are_read_through_checkpoints_and_from_its_replay_file_once_it_left_the_log(
         tmp_path, monkeypatch):
-    monkeypatch.setattr(journal_format, "WALK_BYTES", 100)  # entries across the reads' and the copies' chunks
+    monkeypatch.setattr(log_read, "WALK_BYTES", 100)  # entries across the reads' and the copies' chunks
     syncer = log_in(tmp_path, checkpoint_bytes=4000)
     live, done = syncer.open("t1"), syncer.open("t2")
     async with trio.open_nursery() as nursery:
