@@ -235,8 +235,9 @@ async def _leave_directory(plan: Plan, workers: list[int], why: str) -> None:
     from coredis import Redis
     from coredis.exceptions import RedisError
 
+    refused = False
     try:
-        with trio.move_on_after(REDIS_MS / 1000):
+        with trio.move_on_after(REDIS_MS / 1000) as scope:
             async with Redis.from_url(plan.redis_url, decode_responses=True) as redis:
                 await redis.delete([names.entry_key(w) for w in workers])
                 if why == "stopped":
@@ -247,6 +248,9 @@ async def _leave_directory(plan: Plan, workers: list[int], why: str) -> None:
                     await redis.publish(names.CHANGES, str(w))
     except* (RedisError, OSError, ValueError) as group:  # the client's pool may raise them as a group
         logs.get().info("directory_not_updated", workers=workers, why=why, error=str(group.exceptions[0])[:200])
+        refused = True
+    if scope.cancelled_caught and not refused:  # Redis did not answer in time: said as a refusal is
+        logs.get().info("directory_not_updated", workers=workers, why=why, error=f"no answer in {REDIS_MS} ms")
 
 
 async def _stop(process: trio.Process) -> None:
