@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 from bench.stats import CpuMeter, cpu_seconds, machine, positive_int, positive_ints, raise_nofile_limit  # noqa: E402
 from bench.storm import (CLUSTER_SETTLE_S, LOADGEN_CPU_LIMIT, LOADGEN_LAG_LIMIT_MS, P99_LIMIT_MS,  # noqa: E402
-                         _terminated, free_port, server_command, start_redis, stop, wait_listening)
+                         _terminated, free_port, server_command, start_redis, stop, wait_listening, write_results)
 
 SINGLE = 0  # the size that is one process: `serve` alone, no supervisor, no Redis
 # steps of about 1.41x, so that twice and four times a rate are rates too: a cluster at one rate a worker can be
@@ -446,17 +446,7 @@ def _sweep(cfg: ScaleConfig, out: Callable[[str], None]) -> dict[str, Any]:
         out(line)
     for line in LEGEND:
         out(line.format(p99=P99_LIMIT_MS, cores=cfg.cores, busy=BUSY_SHARE))
-    if cfg.json_path:
-        Path(cfg.json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(cfg.json_path).write_text(json.dumps(report, indent=1) + "\n")
-        out(f"JSON: {cfg.json_path}")
-    if cfg.plot_path:
-        try:
-            plot(report, cfg.plot_path)
-            out(f"plot: {cfg.plot_path}")
-        except ImportError:
-            out("plot: skipped (matplotlib is not installed: pip install -e '.[bench]')")
-    out(f"total time: {report['elapsed_s']:.0f} s")
+    write_results(report, cfg.json_path, cfg.plot_path, plot, out)
     return report
 
 

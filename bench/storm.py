@@ -435,18 +435,24 @@ def _sweep(cfg: Config, out: Callable[[str], None]) -> dict[str, Any]:
     except OSError:
         pass
     summary(report, out)
-    if cfg.json_path:
-        Path(cfg.json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(cfg.json_path).write_text(json.dumps(report, indent=1, sort_keys=False) + "\n")
-        out(f"JSON: {cfg.json_path}")
-    if cfg.plot_path:
+    write_results(report, cfg.json_path, cfg.plot_path, plot, out)
+    return report
+
+
+def write_results(report: dict[str, Any], json_path: str | None, plot_path: str | None,
+                  draw: Callable[[dict[str, Any], str], None], out: Callable[[str], None]) -> None:
+    """A run's JSON and plot (a plot skipped in one line when matplotlib is missing), then its total time."""
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(report, indent=1) + "\n")
+        out(f"JSON: {json_path}")
+    if plot_path:
         try:
-            plot(report, cfg.plot_path)
-            out(f"plot: {cfg.plot_path}")
+            draw(report, plot_path)
+            out(f"plot: {plot_path}")
         except ImportError:
             out("plot: skipped (matplotlib is not installed: pip install -e '.[bench]')")
     out(f"total time: {report['elapsed_s']:.0f} s")
-    return report
 
 
 def ratios(capacity: dict[str, dict[str, Any]], detail: dict[str, dict[str, Any]]) -> tuple[dict, dict]:
