@@ -7,21 +7,14 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { T, check, launchChromium, shot, step } from "./browser.mjs";
 import { WebSocket } from "ws";
 import { Client } from "../src/protocol/index.js";
 
 const HTTP = process.env.PARSIMONIA_HTTP;
 const ADMIN = process.env.PARSIMONIA_ADMIN_TOKEN;
 const RATE = JSON.parse(process.env.PARSIMONIA_RATE ?? "[]");
-const SHOTS = process.env.PARSIMONIA_SCREENSHOTS;
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const WS = HTTP.replace(/^http/, "ws");
-const T = 60_000; // the generous timeout of every wait: this runs on a shared 2-core machine
-const step = (s) => console.log(`e2e: ${s}`);
-const shot = async (page, name) => { if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true }); };
-
-function check(ok, what) { if (!ok) throw new Error(what); }
 
 /** The ladder's rows as the page shows them: entrant, rating, games, last played. */
 const shown = (page) => page.locator("[data-testid=ladder] [data-testid=ladder-row]").evaluateAll((rows) => rows.map((r) => ({
@@ -41,11 +34,7 @@ async function sameRows(page, want, what, timeout = T) {
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", `--disk-cache-dir=${join(profile, "cache")}`],
-  });
+  const browser = await launchChromium(profile);
   const admin = new Client(WS, { WebSocket, client: "e2e-organiser" });
   const errors = [];
   const page = async () => {

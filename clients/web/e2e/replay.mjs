@@ -7,20 +7,13 @@ import { decode } from "@msgpack/msgpack";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { T, check, launchChromium, shot, step } from "./browser.mjs";
 import { WebSocket } from "ws";
 import { Client } from "../src/protocol/index.js";
 
 const HTTP = process.env.PARSIMONIA_HTTP;
 const GAMES = JSON.parse(process.env.PARSIMONIA_REPLAYS ?? "[]");
-const SHOTS = process.env.PARSIMONIA_SCREENSHOTS;
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const WS = HTTP.replace(/^http/, "ws");
-const T = 60_000; // the generous timeout of every wait: this runs on a shared 2-core machine
-const step = (s) => console.log(`e2e: ${s}`);
-const shot = async (page, name) => { if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true }); };
-
-function check(ok, what) { if (!ok) throw new Error(what); }
 
 /** Decoded server frames of a page's WebSocket(s). */
 function recordFrames(page) {
@@ -138,11 +131,7 @@ async function running(env) {
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", `--disk-cache-dir=${join(profile, "cache")}`],
-  });
+  const browser = await launchChromium(profile);
   const errors = [];
   const env = {
     countdowns: 0,

@@ -5,7 +5,7 @@ import { decode } from "@msgpack/msgpack";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./browser.mjs";
 import { WebSocket } from "ws";
 import { choose } from "../examples/bot.mjs";
 import { Client } from "../src/protocol/index.js";
@@ -14,7 +14,6 @@ import { leaders } from "../src/games/kupcy-rules.js";
 const HTTP = process.env.PARSIMONIA_HTTP;
 const ADMIN = process.env.PARSIMONIA_ADMIN_TOKEN;
 const SHOTS = process.env.PARSIMONIA_SCREENSHOTS;
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const WS = HTTP.replace(/^http/, "ws");
 const T = 60_000; // the generous timeout of every wait
 const step = (s) => console.log(`e2e: ${s}`);
@@ -686,11 +685,7 @@ const SECTIONS = { parsimonia, closing, held, clocks, addresses, guide, tulips, 
 
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), "parsimonia-chromium-"));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", `--disk-cache-dir=${join(profile, "cache")}`],
-  });
+  const browser = await launchChromium(profile);
   const admin = new Client(WS, { WebSocket, client: "e2e-organiser" });
   const env = { admin, bots: [], pageErrors: [], newContext: () => browser.newContext({ viewport: { width: 1000, height: 900 } }) };
   // PARSIMONIA_E2E_ONLY=kupcy (a comma list) runs some sections only, while working on them
