@@ -13,6 +13,7 @@ read: the placeholder page, and a file served before and unchanged (one ``stat``
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -43,6 +44,12 @@ msgpack as <code>protocol/SPEC.md</code> describes, e.g.
 </body></html>
 """
 NOT_FOUND = text(404, "not found\n")
+# a built file whose name carries its content's hash (``assets/main-CQja0Z_S.js``) never changes under that name:
+# a browser keeps it, so a reload or a second tab asks for the page alone (and spends less of the address's
+# plain HTTP budget, ``server.limits``)
+HASHED = re.compile(r"/assets/[\w.-]+-[\w-]{8}\.(js|css|mjs|woff2?|svg|png|wasm)")
+IMMUTABLE = [("cache-control", "public, max-age=31536000, immutable")]
+KEPT_AN_HOUR = [("cache-control", "public, max-age=3600")]  # another file but a page: the icon, pictures
 KNOWN_PATHS = 4096  # request paths remembered with the file each names; past it they are forgotten and found again
 # real path -> (size, modification time in ns, its response); written from the worker threads that run ``load``
 _cache: dict[str, tuple[int, int, Response]] = {}
@@ -108,11 +115,20 @@ def load(root: str, target: str) -> Response:
         return cached[2]
     with open(path, "rb") as f:
         body = f.read()
-    response = Response(200, body, TYPES.get(os.path.splitext(path)[1].lower(), "application/octet-stream"))
+    response = Response(200, body, TYPES.get(os.path.splitext(path)[1].lower(), "application/octet-stream"),
+                        headers=_caching(_request_path(target)))
     if sum(len(r.body) for _, _, r in list(_cache.values())) + len(body) > CACHE_BYTES:
         _cache.clear()
     _cache[path] = (stat.st_size, stat.st_mtime_ns, response)
     return response
+
+
+def _caching(path: str) -> list[tuple[str, str]]:
+    """How long a browser may keep the file at request path ``path`` without asking again: a page (``.html``,
+    naming the hashed files of the current build) not at all."""
+    if HASHED.fullmatch(path):
+        return IMMUTABLE
+    return [] if path.endswith((".html", "/")) else KEPT_AN_HOUR
 
 
 def _placeholder(target: str) -> Response:

@@ -107,6 +107,19 @@ async def test_static_files_are_served_with_their_types_over_one_kept_alive_conn
     assert status == 200 and body == b"" and headers["content-length"] == str(len("console.log('hi')"))
 
 
+async def test_a_builds_hashed_files_are_kept_by_browsers_and_its_page_is_asked_for_every_time(start_server, web_root):
+    """A reload or a second tab costs the address one request (the page), not one per file: the page names the
+    build's files by their content's hash, so only the page itself must never be kept."""
+    (web_root / "assets" / "main-CQja0Z_S.js").write_text("export {}")
+    (web_root / "favicon.svg").write_text("<svg/>")
+    server = await start_server(web_root=str(web_root))
+    client = await Client.open(server)
+    kept = {target: (await client.get(target))[1].get("cache-control")
+            for target in ("/", "/index.html", "/assets/main-CQja0Z_S.js", "/assets/app.js", "/favicon.svg")}
+    assert kept == {"/": None, "/index.html": None, "/assets/main-CQja0Z_S.js": "public, max-age=31536000, immutable",
+                    "/assets/app.js": "public, max-age=3600", "/favicon.svg": "public, max-age=3600"}
+
+
 async def test_a_file_is_read_once_and_its_body_shared_until_it_changes(start_server, web_root):
     """Two thousand requests for the page's script that never read hold one copy of it, not one each; a large
     file comes whole over the wire; a rebuilt file is served anew."""
