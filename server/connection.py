@@ -205,7 +205,8 @@ class Connection:
         while not self.closed:
             await self.ws.wait_input()
             msg = await self._in_turn(self._next_checked)
-            if msg is False:  # a first message refused: no hello, the connection ends
+            if msg is False:  # a first message refused: no hello, the connection ends with a close (SPEC.md: hello)
+                self.close("protocol error: the first message was refused")
                 return None
             if msg is not None:
                 return msg
