@@ -202,23 +202,15 @@ def record_of(cls: type[ClientMessage]) -> Record:
     info = mi.type_info(cls)
     assert isinstance(info, mi.StructType)
     fields = {field.name: field for field in info.fields}
-    hints = {name: hint for klass in reversed(cls.__mro__) for name, hint in _hints(klass).items()}
-    required = {name: spec_of(hints[name]) for name, field in fields.items() if field.required}
-    optional = {name: spec_of(hints[name]) for name in ["id", *(n for n in fields if n != "id")]
+    hints = get_type_hints(cls, include_extras=True)  # each field's type with its Meta, inherited ones too
+    required = {name: spec_of(_without_unset(hints[name])) for name, field in fields.items() if field.required}
+    optional = {name: spec_of(_without_unset(hints[name])) for name in ["id", *(n for n in fields if n != "id")]
                 if not fields[name].required}
     return Record(required, optional)
 
 
-def _hints(klass: type) -> dict[str, Any]:
-    """A class's own field annotations with their ``Meta`` (and ``UNSET`` taken out of the optional ones)."""
-    if not issubclass(klass, ClientMessage):
-        return {}
-    own = klass.__dict__.get("__annotations__", {})
-    hints = get_type_hints(klass, include_extras=True)
-    return {name: _without_unset(hints[name]) for name in own}
-
-
 def _without_unset(hint: Any) -> Any:
+    """An optional field's type without its ``UnsetType``."""
     args = [arg for arg in get_args(hint) if arg is not UnsetType] if _is_union(hint) else None
     return hint if args is None else (args[0] if len(args) == 1 else Union[tuple(args)])
 

@@ -262,7 +262,8 @@ def parse_message(raw: ReadMap) -> AnyClientMessage:
     except ProtocolError as err:
         err.re = request_id(raw)
         raise
-    return msgspec.convert(checked, AnyClientMessage)  # type: ignore[arg-type]
+    typed: AnyClientMessage = msgspec.convert(checked, AnyClientMessage)
+    return typed
 
 
 def parse_as(kind: type[M], raw: ReadMap) -> M:
@@ -276,7 +277,8 @@ def parse_as(kind: type[M], raw: ReadMap) -> M:
 def as_map(msg: ClientMessage) -> Map:
     """``msg`` as the map ``parse_client`` gives (its ``type`` and the fields it carries; a field at its default may
     be left out), for what still takes maps (the table's requests, a cluster's relay)."""
-    return msgspec.to_builtins(msg)  # type: ignore[no-any-return]
+    built: Map = msgspec.to_builtins(msg)
+    return built
 
 
 def _build(kind: str, spec: Record, body: dict[str, object], re: int | None) -> Map:
