@@ -73,9 +73,9 @@ class Director:
     _bots: dict[str, list[trio.CancelScope]] = field(default_factory=dict)  # server table -> its bots
     _seat_bots: dict[tuple[str, int], trio.CancelScope] = field(default_factory=dict)  # (table, seat) -> its bot
     _held_at: dict[str, float] = field(default_factory=dict)  # held table -> when its wait began
-    _running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
+    running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
     _round: trio.Nursery | None = None  # where the current round's bots run
-    _stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
+    stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
     seats: SeatWatch | None = None  # who is connected; None without the admin token
     _shown: str = ""  # the standings last printed: the same again (a round's last result, then its end) is not
     log: Any = field(default_factory=lambda: logs.get(part="director"))
@@ -116,21 +116,21 @@ class Director:
                 await self._create(snap, table)
         snap = self.store.load()
         await self._publish_guides(snap)  # before the round is seen running: each human's link finds the table
-        self._running = {t.server_table: t for t in snap.unfinished_tables() if t.server_table is not None}
-        held = sum(t.held for t in self._running.values())
-        self.out(f"round {snap.current_round}: {len(self._running)} tables"
+        self.running = {t.server_table: t for t in snap.unfinished_tables() if t.server_table is not None}
+        held = sum(t.held for t in self.running.values())
+        self.out(f"round {snap.current_round}: {len(self.running)} tables"
                  + (f" ({held} held until their players are connected)" if held else ""))
         async with trio.open_nursery() as nursery:
             self._round = nursery
-            for sid, table in self._running.items():
+            for sid, table in self.running.items():
                 self._seat_players(snap, sid, table)
-            for sid in list(self._running):
+            for sid in list(self.running):
                 await self._follow(sid)
             if self.seats is not None:
                 nursery.start_soon(self._watch_seats, self.seats)
-            while self._running:
+            while self.running:
                 sid, result = await self.link.results.receive()
-                if sid in self._running:
+                if sid in self.running:
                     await self._record(sid, result)
             nursery.cancel_scope.cancel()
 
@@ -145,7 +145,7 @@ class Director:
         rate_table(self.cfg.data_dir, before, table, result, self.out, forfeits)
         if not self.store.record_result(sid, result, seen_known):
             return
-        del self._running[sid]
+        del self.running[sid]
         self._held_at.pop(sid, None)
         if self.seats is not None:
             self.seats.forget(sid)
@@ -229,7 +229,7 @@ class Director:
             entrant = snap.entrant(entrant_id)
             assert token is not None
             if table.stand_in(seat):  # the organiser's `replace`, before a restart
-                self._stand_in(sid, seat, entrant.name, token)
+                self.stand_in(sid, seat, entrant.name, token)
                 continue
             if entrant.bot is None:
                 self.out("  " + seat_line(snap, table, seat, self.seats, self.url))
@@ -239,10 +239,10 @@ class Director:
             argv, env = spec.argv(self.url, sid, token, game), spec.env(self.url, sid, token, game)
             self._start_bot(sid, seat, entrant.name, argv, env)
 
-    def _stand_in(self, sid: str, seat: int, name: str, token: str) -> None:
+    def stand_in(self, sid: str, seat: int, name: str, token: str) -> None:
         """A greedy reference bot plays ``name``'s seat for the rest of the game (instead of their own bot)."""
         stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
-        self._stand_ins.add((sid, seat))
+        self.stand_ins.add((sid, seat))
         old = self._seat_bots.pop((sid, seat), None)
         if old is not None:
             old.cancel()
@@ -261,7 +261,7 @@ class Director:
         with trio.CancelScope() as scope:
             self._bots.setdefault(sid, []).append(scope)
             self._seat_bots[sid, seat] = scope
-            if sid in self._running:
+            if sid in self.running:
                 await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"), self.out)
 
     async def _watch_seats(self, seats: SeatWatch) -> None:
@@ -271,20 +271,20 @@ class Director:
             listing = maps_field(await self.link.admin("connections"), "connections")
             changes = seats.update(connected_seats(listing), trio.current_time())
             for sid, seat in changes.seen:
-                if (sid, seat) not in self._stand_ins:
+                if (sid, seat) not in self.stand_ins:
                     self.store.seat_seen(sid, seat)
             for sid, seat, name in changes.arrived:
-                if (sid, seat) not in self._stand_ins:
+                if (sid, seat) not in self.stand_ins:
                     self.out(f"{name} is connected to table {sid}, seat {seat}")
             for sid, seat, name in changes.left:
-                if (sid, seat) not in self._stand_ins:
+                if (sid, seat) not in self.stand_ins:
                     self.out(f"{name} is no longer connected to table {sid}, seat {seat}")
             for sid, missing in changes.start:
                 why = "not connected after " + _graces(self.roster, seats, sid, missing)
-                await self._start_clocks(sid, missing, why)
+                await self.start_clocks(sid, missing, why)
             await trio.sleep(SEATS_POLL_S)
 
-    async def _start_clocks(self, sid: str, missing: list[str], why: str) -> None:
+    async def start_clocks(self, sid: str, missing: list[str], why: str) -> None:
         """Resume a held table's clocks; ``why`` they run although ``missing`` are not connected."""
         try:
             await self.link.admin("unpause", table=sid)
