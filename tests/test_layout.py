@@ -1,7 +1,8 @@
 """The layout rules of issue #21, read from the source with ``ast``: no class of the runtime, match or session
 (``server/`` outside ``server/games/``) with more than 20 methods; no module in ``server/`` or ``protocol/`` over
-500 lines; no circle of module-level imports among ``server/``, ``protocol/`` and ``clients/``. Each check names
-what breaks it."""
+500 lines; no circle of module-level imports among ``server/``, ``protocol/`` and ``clients/``; and those of #39:
+nothing there imports ``bench``, and the rules (``server/games``) never import ``clients``. Each check names what
+breaks it."""
 
 from __future__ import annotations
 
@@ -135,3 +136,38 @@ def test_the_checks_see_what_breaks_them():
     assert methods_over(MAX_METHODS, fat) == [("Fat", MAX_METHODS + 2)]
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def imported_anywhere(source: str, package: str) -> set[str]:
+    """Every module ``source`` (a module of ``package``) imports, at any depth (inside functions and
+    ``if TYPE_CHECKING:`` too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            found.add(".".join(base + ([node.module] if node.module else [])))
+    return found
+
+
+def _importers(packages: tuple[str, ...], of: str) -> list[str]:
+    def package(path: Path) -> str:
+        return _name(path) if path.name == "__init__.py" else _name(path).rpartition(".")[0]
+
+    return [_name(path) for path in _modules(*packages) if any(
+        name == of or name.startswith(of + ".") for name in imported_anywhere(path.read_text(), package(path)))]
+
+
+def test_the_product_never_imports_bench():
+    assert _importers(PACKAGES, "bench") == []  # `parsimonia bench` is found by its entry point
+
+
+def test_the_rules_never_import_the_clients():
+    assert _importers(("server/games",), "clients") == []
+
+
+def test_the_import_scan_sees_every_form():
+    sample = ("import clients.games\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+              "    from bench.cli import register\ndef f():\n    from . import base\n    from ..cli import m\n")
+    assert imported_anywhere(sample, "server.games") >= {"clients.games", "bench.cli", "server.games", "server.cli"}
