@@ -29,7 +29,7 @@ async def obey(director: Director, line: str) -> str:
     seats = director.seats
     if word in ("pause", "resume"):  # the tables under way: a held table waits for its players
         done = 0
-        for sid in [sid for sid in director._running if seats is None or sid not in seats.waiting]:
+        for sid in [sid for sid in director.running if seats is None or sid not in seats.waiting]:
             try:
                 await director.link.admin("pause" if word == "pause" else "unpause", table=sid)
                 done += 1
@@ -53,7 +53,7 @@ async def obey(director: Director, line: str) -> str:
         if seats is None or arg not in seats.waiting:
             return f"{arg or 'TABLE'} is not a table waiting for its players"
         seats.start(arg)
-        await director._start_clocks(arg, seats.missing(arg), "started by the organiser")
+        await director.start_clocks(arg, seats.missing(arg), "started by the organiser")
         return f"started {arg}"
     if word == "standings":
         snap = director.store.load()
@@ -67,7 +67,7 @@ def seat(director: Director, name: str) -> str:
     snap = director.store.load()
     if not name:
         return "seat NAME: which entrant?"
-    for table in director._running.values():
+    for table in director.running.values():
         for number, entrant_id in enumerate(table.seats):
             if snap.entrant(entrant_id).name.casefold() == name.casefold():
                 return seat_line(snap, table, number, director.seats)
@@ -80,13 +80,11 @@ def replace(director: Director, name: str) -> str:
     snap = director.store.load()
     if not name:
         return "replace NAME: which entrant?"
-    for sid, table in director._running.items():
+    for sid, table in director.running.items():
         for number, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
             if snap.entrant(entrant_id).name == name and token is not None:
-                if (sid, number) in director._stand_ins:
+                if not director.stand_in(sid, number, name, token):
                     return f"a greedy bot already plays {name}'s seat {number} at {sid}"
-                director.store.seat_replaced(sid, number)
-                director._stand_in(sid, number, name, token)
                 return f"a greedy bot plays {name}'s seat {number} at {sid} for the rest of the game"
     return not_playing(snap, name)
 
