@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Protocol, TypeGuard
+from typing import Protocol, TypeGuard
 
 from clients.players import all_kinds
 from clients.sdk import BadUrl, check_url
@@ -325,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             register(command)
         except Exception as exc:  # noqa: BLE001 - e.g. a name already taken: that package's problem
-            PROBLEMS.append(f"command entry point {register.__module__}.{register.__qualname__} failed: {exc}")
+            where = f"{getattr(register, '__module__', '?')}.{getattr(register, '__qualname__', register)}"
+            PROBLEMS.append(f"command entry point {where} failed: {exc}")
     return parser
 
 

@@ -168,6 +168,10 @@ def register(command):
 def run(args):
     print("hello")
     return 0
+
+
+def taken(command):
+    command("serve", "a second serve", run)
 """
 
 
@@ -181,13 +185,14 @@ def test_commands_of_other_packages_are_found_by_their_entry_points_and_a_broken
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hello\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[parsimonia.commands]\nhello = hello_cmd:register\n"
-                                           "broken = hello_cmd:NOTHING\n")
+                                           "broken = hello_cmd:NOTHING\ntaken = hello_cmd:taken\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     run = subprocess.run([sys.executable, "-c", "from server.cli import main; main()", "hello"], capture_output=True,
                          text=True, env=env, cwd=tmp_path, timeout=TIMEOUT_S)
     assert run.returncode == 0 and run.stdout == "hello\n", run.stderr
-    assert run.stderr == ("parsimonia hello: command entry point 'broken' skipped: module 'hello_cmd' has no "
-                          "attribute 'NOTHING'\n")
+    assert sorted(run.stderr.splitlines()) == [
+        "parsimonia hello: command entry point 'broken' skipped: module 'hello_cmd' has no attribute 'NOTHING'",
+        "parsimonia hello: command entry point hello_cmd.taken failed: argument COMMAND: conflicting subparser: serve"]
 
 
 def fake_run_bot(calls):
