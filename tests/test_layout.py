@@ -2,7 +2,8 @@
 session (``server/`` outside ``server/games/``) with more than 20 methods; no module in ``server/`` or
 ``protocol/`` over 500 lines; no circle of imports among ``server/``, ``protocol/`` and ``clients/``, counting
 every import a module spells (under ``if TYPE_CHECKING:`` and inside functions too: a lower module that needs
-a higher one takes a port, ``server/ports.py``). Each check names what breaks it."""
+a higher one takes a port, ``server/ports.py``); nothing there imports ``bench``, and the rules
+(``server/games``) never import ``clients``. Each check names what breaks it."""
 
 from __future__ import annotations
 
@@ -128,3 +129,21 @@ def test_the_checks_see_what_breaks_them():
     hidden = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from server.app import Server\n"
               "def later():\n    from . import lobby\n    import protocol.codec\n")
     assert {"server.app", "server.lobby", "protocol.codec"} <= imported(hidden, "server")
+    sample = "import clients.games\ndef f():\n    from ..cli import m\n"
+    assert {"clients.games", "server.cli"} <= imported(sample, "server.games")
+
+
+def _importers(packages: tuple[str, ...], of: str) -> list[str]:
+    def package(path: Path) -> str:
+        return _name(path) if path.name == "__init__.py" else _name(path).rpartition(".")[0]
+
+    return [_name(path) for path in _modules(*packages) if any(
+        name == of or name.startswith(of + ".") for name in imported(path.read_text(), package(path)))]
+
+
+def test_the_product_never_imports_bench():
+    assert _importers(PACKAGES, "bench") == []  # `parsimonia bench` is found by its entry point
+
+
+def test_the_rules_never_import_the_clients():
+    assert _importers(("server/games",), "clients") == []

@@ -37,12 +37,9 @@ class DirectorPort(Protocol):
     def running(self) -> Mapping[str, TableRecord]: ...  # server table -> record
 
     @property
-    def stand_ins(self) -> set[tuple[str, int]]: ...  # (table, seat) played by a `replace` bot
-
-    @property
     def log(self) -> Any: ...
 
-    def stand_in(self, sid: str, seat: int, name: str, token: str) -> None: ...
+    def stand_in(self, sid: str, seat: int, name: str, token: str) -> bool: ...
 
     async def start_clocks(self, sid: str, missing: list[str], why: str) -> None: ...
 
@@ -109,10 +106,8 @@ def replace(director: DirectorPort, name: str) -> str:
     for sid, table in director.running.items():
         for number, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
             if snap.entrant(entrant_id).name == name and token is not None:
-                if (sid, number) in director.stand_ins:
+                if not director.stand_in(sid, number, name, token):
                     return f"a greedy bot already plays {name}'s seat {number} at {sid}"
-                director.store.seat_replaced(sid, number)
-                director.stand_in(sid, number, name, token)
                 return f"a greedy bot plays {name}'s seat {number} at {sid} for the rest of the game"
     return not_playing(snap, name)
 

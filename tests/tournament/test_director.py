@@ -298,7 +298,7 @@ def held_director(tmp_path: Path, grace_s: int, rounds: int = 1) -> tuple[Direct
     store.table_started(1, 1, "t1", ["bot-token", "ada-token"], held=True, watched=True)
     link, told = FakeLink(), []
     director = Director(DirectorConfig(roster=""), roster, store, link, told.append)
-    director.running = {"t1": store.load().rounds[0].tables[0]}
+    director._running = {"t1": store.load().rounds[0].tables[0]}
     director.seats.follow("t1", {1: "Ada"}, held=True, now=trio.current_time(), bots={0: "bot-0"})
     return director, link, told
 
@@ -391,7 +391,7 @@ async def test_a_no_show_forfeits_and_the_console_suggests_dropping_them(tmp_pat
     assert told[-1].startswith("a human and a bot: after round 1 of 2")
     points = {s.name: s.points for s in director.store.load().standings()}
     assert points == {"bot-0": 6, "Ada": 0}
-    assert director.running == {}
+    assert director._running == {}
 
 
 async def test_a_bot_that_never_connects_holds_its_table_for_the_bots_grace_then_forfeits(tmp_path, autojump_clock):
@@ -452,19 +452,19 @@ async def test_a_stand_in_is_started_again_by_a_restarted_director(tmp_path, aut
     director, link, told = held_director(tmp_path, grace_s=300)
     director.store.seat_replaced("t1", 1)
     started: list[tuple[str, int, str, list[str]]] = []
-    director._start_bot = lambda sid, seat, name, argv, env: started.append((sid, seat, name, argv))  # type: ignore
+    director.bots.start = lambda sid, seat, name, argv, env: started.append((sid, seat, name, argv))  # type: ignore
     table = director.store.load().rounds[0].tables[0]
     director._seat_players(director.store.load(), "t1", table)
     assert [(sid, seat, name) for sid, seat, name, _ in started] == [("t1", 0, "bot-0"), ("t1", 1, "Ada")]
     assert "greedy" in started[1][3] and "--token=ada-token" in started[1][3]
-    assert ("t1", 1) in director.stand_ins and not any(line.startswith("  Ada: table") for line in told)
+    assert director.bots.stood_in("t1", 1) and not any(line.startswith("  Ada: table") for line in told)
 
 
 async def test_seat_and_replace_tell_a_name_that_is_no_entrant_from_one_not_playing(tmp_path, autojump_clock):
     director, link, told = held_director(tmp_path, grace_s=300)
     assert await director.command("seat Nobody") == "no entrant 'Nobody' (the roster's names: Ada, bot-0)"
     assert await director.command("replace Nobody") == "no entrant 'Nobody' (the roster's names: Ada, bot-0)"
-    director.running = {}
+    director._running = {}
     assert await director.command("seat ada") == "Ada is not at a running table"
 
 
