@@ -31,7 +31,7 @@ from protocol.codec import decode, encode  # noqa: E402
 from protocol.errors import ProtocolError  # noqa: E402
 from protocol.messages import parse_client  # noqa: E402
 from protocol.schema import SchemaError  # noqa: E402
-from server.games import GAMES  # noqa: E402
+from server.games.parsimonia import Parsimonia  # noqa: E402
 
 BID = {"type": "act", "id": 123456, "table": "t417", "command": {"type": "bid", "auction": 3, "amount": 57}}
 OUT_OF_RANGE = {**BID, "command": {"type": "bid", "auction": 3, "amount": 0}}
@@ -93,7 +93,7 @@ class Ping(Message, tag="ping"):
 
 
 TYPED = msgspec.msgpack.Decoder(Union[Act, View, Ping])
-PARSIMONIA = GAMES["parsimonia"]
+PARSIMONIA = Parsimonia
 
 
 def today(frame: bytes) -> Any:

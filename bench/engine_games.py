@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from server.games import DEFAULT_GAME, GAMES  # noqa: E402
+from server.games import DEFAULT_GAME, GAMES, discover  # noqa: E402
 from server.simulate import simulate  # noqa: E402
 
 
@@ -45,6 +45,7 @@ def run(games: int, players: int, kind: str, game: str = DEFAULT_GAME) -> dict:
 
 
 def main() -> None:
+    discover()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--players", type=int, default=4)

@@ -18,6 +18,7 @@ from typing import Any
 
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
+from server.games import discover
 from server.simulate import simulate
 from server.tournament.standings import finishing_places
 
@@ -67,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> list[str]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=400)
     args = parser.parse_args(argv)
+    discover()
     played = games(args.games)
     greedy_first = sum(min(p[0], p[2]) < min(p[1], p[3]) for _, p in played)
     lines = [f"{len(played)} games; a greedy seat placed above both random seats in {greedy_first}"]

@@ -20,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from server.games import discover  # noqa: E402
 from server.match import Match  # noqa: E402
 from server.session import Session  # noqa: E402
 
@@ -94,6 +95,7 @@ def main() -> None:
     parser.add_argument("--bids", type=int, default=20_000, help="bids per variant (default 20000)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    discover()
     off = run(args.seats, args.bids, views=False)
     on = run(args.seats, args.bids, views=True)
     out = {"seats": args.seats, "views_off": off, "views_on": on,

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.stats import positive_int, run_script  # noqa: E402
 from server.journal import encode_entry, encode_record  # noqa: E402
+from server.games import discover  # noqa: E402
 from server.match import Match  # noqa: E402
 from server.storage import DataDir  # noqa: E402
 
@@ -80,6 +81,7 @@ def main() -> None:
     parser.add_argument("--records", type=positive_int, default=40, help="records per table (at least 5)")
     parser.add_argument("--rounds", type=positive_int, default=50)
     args = parser.parse_args()
+    discover()
     if args.dir is not None and not os.path.isdir(args.dir):
         parser.error(f"--dir {args.dir}: no such directory")
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="wal-recovery-") as directory:

@@ -1,18 +1,16 @@
-"""The client half of each game's manifest: what a client needs to show and play a game without its engine (the
-module that puts its events and views into words, its reference players, its currency). Nothing in ``clients/``
-imports the server.
+"""The client half of each game: what a client needs to show and play a game without its engine (the module that
+puts its events and views into words, its reference players). Nothing in ``clients/`` imports the server, and the
+server's rules import nothing of this (the title and currency a client shows come in ``welcome``'s ``display``).
 
-The project's three games declare theirs here; the server's ``Manifest`` of each game takes the same object
-(``server.games.manifest``), so each fact is said once. A game from elsewhere declares its client half in a module
-of its own package that imports nothing of the server, named in the entry-point group ``parsimonia.clients``
-beside its ``parsimonia.games`` entry point::
+The project's three games declare theirs here. A game from elsewhere declares its client half in a module of its
+own package that imports nothing of the server, named in the entry-point group ``parsimonia.clients`` beside its
+``parsimonia.games`` entry point::
 
     [project.entry-points."parsimonia.clients"]
     checkers = "checkers_game.client:CLIENT"
 
-A client alone (a bot on the SDK) finds it there on its first look-up (``client_games``); a package that does not
-load is skipped and said (``problems``). In the server's process, a game the server registers brings its client
-half along (``server.games.add``).
+A client (a bot on the SDK, or the tools in the server's process) finds it there on its first look-up
+(``client_games``); a package that does not load is skipped and said (``problems``).
 """
 
 from __future__ import annotations
@@ -34,10 +32,9 @@ class ClientManifest:
     name: str  # the game's name, as the server's ``welcome`` lists it
     words: str | None = None  # the dotted path of the module that puts its events and views into words
     players: Mapping[str, str] = field(default_factory=dict)  # reference player kind -> "module:factory(seed)"
-    currency: str = ""  # written before an amount of money ("$"); empty for a game whose money has no sign
 
 
-PARSIMONIA = ClientManifest("parsimonia", words="clients.words.parsimonia", currency="$",
+PARSIMONIA = ClientManifest("parsimonia", words="clients.words.parsimonia",
                             players={"greedy": "clients.players.parsimonia:GreedyPlayer"})
 KUPCY = ClientManifest("kupcy", words="clients.words.kupcy",
                        players={"greedy": "clients.players.kupcy:KupcyGreedyPlayer"})

@@ -9,12 +9,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 import h11
 import trio
 
-from protocol import messages
 from protocol.codec import Limits
 from server import logs, metrics
 from server.clock import ServerClock, keep_heartbeat
@@ -24,6 +23,7 @@ from server.health import STALL_S, LoopWatch
 from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.memory import Trimmer, keep_memory_given_back
+from server.ports import ClusterNode
 from server.rated_tables import Rater, open_rater
 from server.replay_steps import Replays
 from server.static import DEFAULT_ROOT
@@ -57,33 +57,6 @@ def _unread_refusal(why: str, retry: bool) -> bytes:
 _UNREAD_REFUSALS = {TOO_MANY_HTTP: _unread_refusal(TOO_MANY_HTTP, False), FLOODED: _unread_refusal(FLOODED, False),
                     TOO_MANY_REQUESTS: _unread_refusal(TOO_MANY_REQUESTS, True),
                     TOO_MANY_HANDSHAKES: _unread_refusal(TOO_MANY_HANDSHAKES, True)}
-
-
-class ClusterNode(Protocol):
-    """What a server that is one worker of a cluster runs beside its tables (server/cluster/worker.py)."""
-
-    id_prefix: str
-    first_connection_id: int  # its connections' ids: unique across the cluster
-    own_port: int  # the worker's own port, for clients sent to it (0: any free one)
-
-    def prepare(self, server: Server) -> None: ...  # once the lobby exists, before the server listens
-
-    async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        ...
-
-    def create_elsewhere(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
-
-    def forward_admin(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
-
-    def forward_kick(self, conn: Connection, msg: dict[str, Any], re: int | None) -> bool: ...
-
-    async def connections(self) -> list[messages.ConnectionSummary]: ...
-
-    def away(self) -> list[int]: ...  # the workers whose tables a listing lacks (ProtocolError: not known yet)
-
-    def publish(self, topic: str, data: dict[str, Any]) -> None: ...
-
-    def describe(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -147,24 +120,19 @@ class Server:
         prefix = "" if cfg.cluster is None else cfg.cluster.id_prefix
         try:
             async with trio.open_nursery() as nursery:
-                tables = {"finished_kept": cfg.finished_kept, "waiting_expiry_ms": cfg.waiting_expiry_ms,
-                          "waiting_per_address": cfg.client.waiting_tables_per_ip, "id_prefix": prefix,
-                          "playing_per_address": cfg.client.playing_tables_per_ip}
                 if data is None:
-                    self.lobby = Lobby(nursery, ServerClock(), cfg.max_tables, **tables)
-                    self.lobby.on_finished = None if self.rater is None else self.rater.finished
+                    lobby = self.lobby = self._open_lobby(nursery, ServerClock(), None, prefix)
                 else:
                     recovered = data.recover()
                     clock = ServerClock(data.start_ms(recovered))
-                    self.lobby = Lobby(nursery, clock, cfg.max_tables, data, **tables)
-                    self.lobby.on_finished = None if self.rater is None else self.rater.finished
-                    self.lobby.recover(recovered)
+                    lobby = self.lobby = self._open_lobby(nursery, clock, data, prefix)
+                    lobby.recover(recovered)
                     nursery.start_soon(keep_heartbeat, clock, data.clock_path)
                     nursery.start_soon(data.syncer.run)
                 nursery.start_soon(keep_collector)  # see server/collector.py
                 nursery.start_soon(self.loop_watch.run)
                 nursery.start_soon(keep_memory_given_back, self._memory,  # see server/memory.py
-                                   lambda: len(self.lobby.live))
+                                   lambda: len(lobby.live))
                 nursery.start_soon(time_round_trips, self.connections, cfg.client.rtt_ping_s)
                 self.started = trio.current_time()
                 if cfg.cluster is None:
@@ -185,6 +153,14 @@ class Server:
                 self.rater.close()
             if data is not None:
                 data.close()
+
+    def _open_lobby(self, nursery: trio.Nursery, clock: ServerClock, data: DataDir | None, prefix: str) -> Lobby:
+        cfg = self.config
+        lobby = Lobby(nursery, clock, cfg.max_tables, data, finished_kept=cfg.finished_kept,
+                      waiting_expiry_ms=cfg.waiting_expiry_ms, waiting_per_address=cfg.client.waiting_tables_per_ip,
+                      id_prefix=prefix, playing_per_address=cfg.client.playing_tables_per_ip)
+        lobby.on_finished = None if self.rater is None else self.rater.finished
+        return lobby
 
     def _admit(self, sock: socket.socket, ip: str) -> bool:
         """Whether to serve a connection of ``ip`` just accepted (``server.transport.listen``). Refused there, with

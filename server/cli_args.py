@@ -5,19 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Protocol, TypeGuard
 
 from clients.players import all_kinds
 from clients.sdk import BadUrl, check_url
 from protocol.values import Options
 from server import cli_examples as examples
 from server.cli_play import cmd_bot, cmd_demo, cmd_replay, cmd_simulate, cmd_tables, cmd_watch
-from server.cli_serve import cmd_bench, cmd_serve, cmd_tournament
+from server.cli_serve import cmd_serve, cmd_tournament
 from server.games import DEFAULT_GAME, GAMES
 from server.games.parsimonia.config import PRESETS
 from server.limits import ClientLimits
+from server.plugins import load_entry_points
 
+COMMANDS = "parsimonia.commands"  # the entry-point group of the commands other packages add (``commands``)
+PROBLEMS: list[str] = []  # those that could not be loaded or added, one line each (``server.cli.main`` says them)
 DESCRIPTION = ("Parsimonia: a real-time auction and timer server for timed card games, with reference bots, "
                "a spectator view and a tournament director. Run parsimonia COMMAND --help for a command's options.")
 STOPPED_TOURNAMENT = "stopped; run the same command again to carry on"
@@ -130,9 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, help: str, run: Any) -> argparse.ArgumentParser:
+    def command(name: str, help: str, run: Callable[[argparse.Namespace], int],
+                lines: Sequence[str] | None = None) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
-                             epilog=examples.epilog(name), formatter_class=HelpFormatter)
+                             epilog=examples.epilog(name, lines), formatter_class=HelpFormatter)
         cmd.set_defaults(run=run)
         return cmd
 
@@ -316,9 +321,35 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--timeout-s", type=positive_float, default=10.0, help="give up (exit status 1) after "
                         "this long without an answer; a cluster's worker that did not answer is named, status 1")
 
-    from bench.storm import add_arguments as add_bench_arguments
-
-    bench = command("bench", "benchmark concurrent auctions over WebSocket (bench/README.md)", cmd_bench)
-    add_bench_arguments(bench)
+    for register in commands():
+        try:
+            register(command)
+        except Exception as exc:  # noqa: BLE001 - e.g. a name already taken: that package's problem
+            where = f"{getattr(register, '__module__', '?')}.{getattr(register, '__qualname__', register)}"
+            PROBLEMS.append(f"command entry point {where} failed: {exc}")
     return parser
+
+
+class AddCommand(Protocol):
+    """What a package's command registers with (``build_parser``'s ``command``): its name, its one-line help, the
+    function that runs it and returns the exit status, the example lines its ``--help`` ends with; returns the
+    command's parser, for its arguments."""
+
+    def __call__(self, name: str, help: str, run: Callable[[argparse.Namespace], int],
+                 lines: Sequence[str] | None = None) -> argparse.ArgumentParser: ...
+
+
+Register = Callable[[AddCommand], None]
+
+
+def _is_register(value: object) -> TypeGuard[Register]:
+    return callable(value)
+
+
+def commands() -> list[Register]:
+    """The commands other packages add (``parsimonia bench``: this project's ``bench``), named by their register
+    functions in the entry-point group ``COMMANDS``; looked up as the parser is built, so ``parsimonia --help`` lists
+    them. One that does not load is said in ``PROBLEMS`` and left out."""
+    PROBLEMS.clear()  # the last parser's: a process that builds one per command says each once
+    return load_entry_points(COMMANDS, _is_register, "function", PROBLEMS, "command")
 

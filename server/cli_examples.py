@@ -5,6 +5,8 @@ it uses the default URL (ws://127.0.0.1:8765, or $PARSIMONIA_URL), which ``parsi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 HEAD = "examples:"
 
 EXAMPLES: dict[str, list[str]] = {
@@ -57,12 +59,9 @@ EXAMPLES: dict[str, list[str]] = {
         "parsimonia ladder --roster examples/duel.toml --data data-duel-ladder --port 0 --time-scale 100 --events 2",
         "parsimonia ratings --data data-duel-ladder          # after the night: the ladder",
     ],
-    "bench": [
-        "parsimonia bench --servers parsimonia --tables 10 --rates 250 --duration 2 --warmup 1 --engine-games 0 "
-        "--json bench.json --plot bench.png   # one small run of our server (bench/README.md: the full ones)",
-    ],
 }
 
 
-def epilog(command: str) -> str:
-    return HEAD + "\n" + "\n".join("  " + line for line in EXAMPLES[command])
+def epilog(command: str, lines: Sequence[str] | None = None) -> str:
+    """The examples ``command``'s ``--help`` ends with: ``lines``, a command another package adds gives its own."""
+    return HEAD + "\n" + "\n".join("  " + line for line in (EXAMPLES[command] if lines is None else lines))

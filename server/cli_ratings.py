@@ -9,9 +9,8 @@ import json
 import os
 import sys
 
-from server.ratings import RATINGS_FILE, Rating, RatingsError, RatingStore
-
-COLUMNS = ("entrant", "game", "mu", "sigma", "ordinal", "games", "last played")
+from server.ratings import RATINGS_FILE, RatingsError, RatingStore
+from server.tournament.console import render_ladder
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:
@@ -35,20 +34,8 @@ def cmd_ratings(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in ladder]))
     else:
-        print(render(ladder))
+        print(render_ladder(ladder))
     return 0
-
-
-def render(ladder: list[Rating]) -> str:
-    """The ladder as an aligned text table, best ordinal first within each game."""
-    if not ladder:
-        return "no ratings yet"
-    rows = [COLUMNS] + [(r.entrant, r.game, f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.ordinal:.2f}", str(r.games),
-                         r.last_played) for r in ladder]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    numeric = {2, 3, 4, 5}
-    return "\n".join("  ".join(cell.rjust(w) if i in numeric else cell.ljust(w)
-                               for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows)
 
 
 def cmd_ladder(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""The ``parsimonia`` commands that run a server: ``serve`` (one process, or a cluster's supervisor),
-``tournament`` and ``bench``; and the organiser's admin token. Each takes the parsed arguments
+"""The ``parsimonia`` commands that run a server: ``serve`` (one process, or a cluster's supervisor) and
+``tournament``; and the organiser's admin token. Each takes the parsed arguments
 (``server.cli_args``) and returns the exit status."""
 
 from __future__ import annotations
@@ -201,12 +201,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc, sort_keys=True))
     return 0
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    from bench.storm import run_from_args
-
-    return run_from_args(args)
 
 
 def _admin_token(args: argparse.Namespace, command: str) -> str | None:

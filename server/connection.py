@@ -16,7 +16,7 @@ closed). Round trips are timed by pings sent from one task for all (``time_round
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar
+from typing import Literal, TypeVar
 
 import trio
 
@@ -24,44 +24,36 @@ from protocol import messages
 from protocol.client_messages import AnyClientMessage, ClientMessage, Hello
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
+from protocol.values import ReadMap
 from server import logs, metrics, requests
 from server.games import MANIFESTS
 from server.limits import TokenBucket, spread
+from server.ports import RoundTripFields, ServerPort
 from server.transport import frames
 from server.transport.websocket import WebSocket
 from server.turns import QUANTUM
-
-if TYPE_CHECKING:
-    from server.app import Server
 
 T = TypeVar("T")
 POLICY_VIOLATION = 1008
 ROUND_TRIP_TICK_S = 0.25  # how often the round-trip pings go out, each time to a slice of the connections
 
 
-class RoundTripFields(TypedDict, total=False):
-    """A connection's round trip as its ``pong`` replies and the ``connections`` listing carry it, in ms."""
-
-    rtt_ms: int  # smoothed
-    rtt_last_ms: int
-
-
 class Connection:
-    def __init__(self, ws: WebSocket, server: "Server", peer: str) -> None:
+    def __init__(self, ws: WebSocket, server: ServerPort, peer: str) -> None:
         assert server.lobby is not None
         self.ws = ws
         self.server = server
         self.lobby = server.lobby
         self.limits: Limits = server.config.limits
-        self.client = server.config.client
+        self.client_limits = server.config.client
         self.id = next(server.connection_ids)
         now = trio.current_time()
-        self._messages = TokenBucket(self.client.messages_per_s, self.client.burst_s, now)
-        self._bytes = TokenBucket(self.client.bytes_per_s, self.client.burst_s, now)
+        self._messages = TokenBucket(self.client_limits.messages_per_s, self.client_limits.burst_s, now)
+        self._bytes = TokenBucket(self.client_limits.bytes_per_s, self.client_limits.burst_s, now)
         self._strikes = 0
         self.struck_out = False  # closed for a run of rate-limit strikes (its address then waits, server.app)
         self._pinged_at: float | None = None  # when the idle client was pinged, until it is heard again
-        self._idle_ping_s = spread(self.client.idle_ping_s)  # its own: connections made together are not all
+        self._idle_ping_s = spread(self.client_limits.idle_ping_s)  # its own: connections made together are not all
         # pinged in the same millisecond
         self.welcomed = False  # its hello was answered: pinged to time its round trip from then on
         self.created = 0
@@ -79,7 +71,7 @@ class Connection:
 
     # -- sending: never blocks
 
-    def send(self, message: dict[str, object] | bytes) -> None:
+    def send(self, message: ReadMap | bytes) -> None:
         if self.closed:
             return
         # a bytes payload is shared (an event to every subscriber): framed once for all of them
@@ -125,7 +117,7 @@ class Connection:
             self.log.info("disconnected", reason=self.close_reason or "closed by client")
 
     async def _reader(self) -> None:
-        with trio.move_on_after(spread(self.client.hello_timeout_s)) as hello_scope:
+        with trio.move_on_after(spread(self.client_limits.hello_timeout_s)) as hello_scope:
             first = await self._receive()
         if hello_scope.cancelled_caught:
             self.close("no hello in time")
@@ -171,7 +163,7 @@ class Connection:
         return True
 
     def _idle_deadline(self) -> float:
-        limits = self.client
+        limits = self.client_limits
         if self._pinged_at is None:
             return self.ws.last_heard + self._idle_ping_s
         return self._pinged_at + limits.idle_close_s - limits.idle_ping_s
@@ -267,7 +259,7 @@ class Connection:
 
     def _strike(self, whose: str, what: str, re: int | None) -> None:
         self._strikes += 1
-        fatal = self._strikes >= self.client.strikes
+        fatal = self._strikes >= self.client_limits.strikes
         self.struck_out = fatal
         self.fail(ProtocolError("rate_limited", f"over {whose} message or byte rate; the {what} was dropped",
                                 fatal=fatal), re)
@@ -297,7 +289,7 @@ class Connection:
         self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
                                    display={name: manifest.display() for name, manifest in MANIFESTS.items()}))
         self.welcomed = True
-        if self.client.rtt_ping_s > 0:  # its first round trip, timed at once
+        if self.client_limits.rtt_ping_s > 0:  # its first round trip, timed at once
             self.ws.ping()
         return True
 

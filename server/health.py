@@ -14,14 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import trio
 
 from server import logs
-
-if TYPE_CHECKING:
-    from server.app import Server
+from server.ports import ServerPort
 
 PERIOD_S = 0.25  # how often the loop's watcher wakes: four wake-ups a second
 STALL_S = 1.0  # woken later than this is a stalled loop (the default of ``ServerConfig.loop_stall_s``)
@@ -88,7 +84,7 @@ def assess(log_failed: OSError | None, stopped: Iterable[str], free: int | None,
     return Health(not reasons, reasons, stopped, round(loop_late_s * 1000))
 
 
-def of_server(server: "Server") -> Health:
+def of_server(server: ServerPort) -> Health:
     """``server``'s health now (cheap: a ``statvfs`` and a walk of the live tables)."""
     data = None if server.lobby is None else server.lobby.data
     tables = [] if server.lobby is None else server.lobby.tables.values()

@@ -3,7 +3,8 @@
 A live match holds only its latest events (``server.session.forget_old_events``), a finished one only its result;
 every event ever sent follows from the table's records on disk. So a page whose events are still in memory is cut
 from there, and an older one comes from the records read back and replayed through ``Match.replay`` (the code that
-played them): in a worker thread, one replay at a time for the whole server, cached (bounded in bytes).
+played them): in a worker thread, one replay at a time for the whole server, cached (``HistoryCache``, bounded in
+bytes).
 
 Each entry is redacted for whoever asks: a seat held by the asking connection sees what that seat saw, anyone else
 what a spectator saw. A page holds at most ``HISTORY_PAGE`` events and ``HISTORY_PAGE_BYTES`` bytes (at least one
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import msgpack
 import trio
@@ -23,8 +25,9 @@ from protocol.frames import history_frame
 from protocol.messages import HISTORY_PAGE_BYTES
 from server.games import Event
 from server.journal_format import Record
-from server.match import Match
+from server.match import Match, Numbered
 from server.table import Records
+
 CACHE_BYTES = 64 << 20
 
 _pack = msgpack.Packer(use_bin_type=True).pack
@@ -75,7 +78,7 @@ def cut(entries: Sequence[Entry], seat: int | None, limit: int) -> list[bytes]:
     return page
 
 
-class Past:
+class HistoryCache:
     """The replayed histories of the tables asked about lately, least recently used first out."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
@@ -109,7 +112,20 @@ class Past:
             self.size -= sum(e.size for e in dropped)
 
 
-async def page(past: Past, match: Match, records: Records | None, seat: int | None, after: int, limit: int,
+class Played(Protocol):
+    """What a page reads of a table's match: a live or finished table's session, or the match itself."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...  # the last event's
+
+    @property
+    def history(self) -> Sequence[Numbered]: ...  # the latest events, oldest first
+
+
+async def page(cache: HistoryCache, match: Played, records: Records | None, seat: int | None, after: int, limit: int,
                re: int | None) -> bytes:
     """The ``history`` frame of the events after seq ``after``: from memory when it still holds them, else
     replayed from ``records`` (None: the table has no journal, so what memory lost is ``skipped``)."""
@@ -126,7 +142,7 @@ async def page(past: Past, match: Match, records: Records | None, seat: int | No
         skipped = first_held - after - 1
         chunk = [Entry.of(*item) for item in memory[:limit]]
     else:
-        entries = await past.entries(match.id, after + 1, records)
+        entries = await cache.entries(match.id, after + 1, records)
         chunk = entries[after:after + limit]
         if not chunk:  # the records end before `after + 1` (a table with no durable records yet)
             skipped = first_held - after - 1
@@ -134,11 +150,11 @@ async def page(past: Past, match: Match, records: Records | None, seat: int | No
     return _frame(match.id, re, last, cut(chunk, seat, limit), after, skipped)
 
 
-async def archived_page(past: Past, table_id: str, records: Records, after: int, limit: int,
+async def archived_page(cache: HistoryCache, table_id: str, records: Records, after: int, limit: int,
                         re: int | None) -> bytes:
     """A page of a finished game the server no longer lists (finished before a restart, or longer ago than the
     finished tables it keeps): from its replay file, as a spectator saw it."""
-    entries = await past.entries(table_id, 0, records)
+    entries = await cache.entries(table_id, 0, records)
     return _frame(table_id, re, len(entries), cut(entries[after:after + limit], None, limit), after, 0)
 
 

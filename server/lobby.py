@@ -29,8 +29,8 @@ from protocol.values import Map, Message
 from server import faults, logs
 from server.clock import ServerClock
 from server.games import GAMES
-from server.history import Past
-from server.match import Match, ReplayMismatch
+from server.history import HistoryCache
+from server.match import Match, ReplayMismatch, Subscriber
 from server.storage import DataDir, Recovered
 from server.table import FinishedTable, Request, Table
 
@@ -83,14 +83,14 @@ class Lobby:
         self.live: dict[str, Table] = {}
         self.finished: OrderedDict[str, FinishedTable] = OrderedDict()
         self.bulletins: dict[str, tuple[int, Map]] = {}  # topic -> (version, data)
-        self.followers: dict[str, set[Any]] = {}  # topic -> connections following it
+        self.followers: dict[str, set[Subscriber]] = {}  # topic -> connections following it
         self.waiting_expiry_ms = waiting_expiry_ms
         self.waiting_per_address = waiting_per_address
         self._waiting_of: dict[str, set[str]] = {}  # address -> the tables it created that may still be waiting
         self.playing_per_address = playing_per_address
         self._playing_of: dict[str, set[str]] = {}  # address -> the live tables it created
         self._creator: dict[str, str] = {}  # a live table's id -> the address that created it (if counted)
-        self.past = Past()  # replayed histories, for history pages older than the tables' memory
+        self.history_cache = HistoryCache()  # for history pages older than the tables' memory
         self._next = data.next_table_number() if data is not None else 1
         self.id_prefix = id_prefix  # a cluster's worker K names its tables wK-t1, wK-t2... (server/cluster/names.py)
         self.elsewhere: Elsewhere | None = None
@@ -208,7 +208,7 @@ class Lobby:
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
         if self.on_finished is not None:
-            self.on_finished(table.match)
+            self.on_finished(table.match.match)
         records = None if self.data is None or table.journal is None else partial(self.data.finished_records, table.id)
         done = FinishedTable(table.match, self.clock, records)
         self.tables[table.id] = done
@@ -224,10 +224,10 @@ class Lobby:
         version, data = self.bulletins.get(topic, (0, None))
         return messages.reply("bulletin", re, topic=topic, version=version, data=data)
 
-    def follow(self, topic: str, conn: Any) -> None:
+    def follow(self, topic: str, conn: Subscriber) -> None:
         self.followers.setdefault(topic, set()).add(conn)
 
-    def unfollow(self, topic: str, conn: Any) -> None:
+    def unfollow(self, topic: str, conn: Subscriber) -> None:
         """``conn`` no longer follows ``topic``; a topic nobody follows leaves the map (else following ever new
         topics and leaving would grow it without bound)."""
         followers = self.followers.get(topic)

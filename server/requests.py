@@ -45,7 +45,7 @@ from server.rated_tables import may_rate, rated_name, ratings_reply
 from server.table import REPLAY_LIMIT, ReplayMismatch, Request
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.ports import ConnectionPort as Connection  # what the router needs of a connection
 
 # what a connection's resumes may queue beyond its queue's bounds: the reply, the missed events, a view; once
 # per connection (server/transport/websocket.py), so resuming again and again does not make it hold more
@@ -73,9 +73,9 @@ def handle(conn: Connection, msg: AnyClientMessage) -> Awaitable[None] | None:
                 _admin(conn, msg, re)
             case Bulletin():
                 if msg.follow and msg.topic not in conn.topics:
-                    if len(conn.topics) >= conn.client.topics_per_client:
+                    if len(conn.topics) >= conn.client_limits.topics_per_client:
                         raise ProtocolError("rate_limited", "a connection may follow at most "
-                                            f"{conn.client.topics_per_client} bulletin topics")
+                                            f"{conn.client_limits.topics_per_client} bulletin topics")
                     conn.lobby.follow(msg.topic, conn)
                     conn.topics.add(msg.topic)
                 conn.send(conn.lobby.bulletin(msg.topic, re))
@@ -135,8 +135,9 @@ def _may_create(conn: Connection, msg: Create) -> None:
     if conn.server.config.admin_token is not None:
         if not conn.server.is_admin(given(msg.admin)):
             raise ProtocolError("forbidden", "this server lets only its organiser create tables (admin token)")
-    elif conn.created >= conn.client.tables_per_client:
-        raise ProtocolError("rate_limited", f"a connection may create at most {conn.client.tables_per_client} tables")
+    elif conn.created >= conn.client_limits.tables_per_client:
+        raise ProtocolError("rate_limited",
+                            f"a connection may create at most {conn.client_limits.tables_per_client} tables")
 
 
 async def _history(conn: Connection, msg: History, re: int | None) -> None:
@@ -146,13 +147,14 @@ async def _history(conn: Connection, msg: History, re: int | None) -> None:
         table = lobby.tables.get(table_id)
         if table is not None:
             seat = table.seat_of(conn)
-            frame = await history.page(lobby.past, table.match, table.records(),
+            frame = await history.page(lobby.history_cache, table.match, table.records(),
                                        None if seat is None else seat.index, after, limit, re)
         else:
             archived = lobby.data.archived(table_id) if lobby.data is not None else None
             if archived is None:
-                lobby.get(table_id)  # says where it is (a cluster's other worker), or that it is nowhere
-            frame = await history.archived_page(lobby.past, table_id, archived, after, limit, re)
+                lobby.get(table_id)  # raises: says where it is (a cluster's other worker), or that it is nowhere
+                return
+            frame = await history.archived_page(lobby.history_cache, table_id, archived, after, limit, re)
     except ProtocolError as err:
         conn.fail(err, re)
         return

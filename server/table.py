@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import trio
 
@@ -33,9 +33,6 @@ from server.journal_format import Record
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
 from server.session import REPLAY_LIMIT, Session, forget_old_events
 
-if TYPE_CHECKING:
-    from server.connection import Connection
-
 Records = Callable[[], list[Record]]  # a table's records, read in a worker thread (server.history)
 
 __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
@@ -44,7 +41,7 @@ __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat",
 @dataclass
 class Request:
     kind: str  # join / watch / leave / resume / act / view / detach, or pause_clocks / unpause_clocks / close_table
-    conn: "Connection"
+    conn: Subscriber
     msg: Message
 
 
@@ -65,7 +62,7 @@ class _Shell:
 
     match: Session  # the session around the table's match (through which the match's state is read)
 
-    def seat_of(self, conn: "Connection") -> Seat | None:
+    def seat_of(self, conn: Subscriber) -> Seat | None:
         return self.match.seat_of(conn)
 
     def summary(self) -> messages.TableSummary:
@@ -114,7 +111,7 @@ class Table(_Shell):
         self._step(self.clock.now_ms(), request)
         self._reschedule()
 
-    def detach(self, conn: "Connection") -> None:
+    def detach(self, conn: Subscriber) -> None:
         """A connection went away: its seat stays in the game, its clock keeps running. A spectator is forgotten
         with no step of the table, as nothing of the game changes (200 stalled watchers dropped together were 200
         steps in one pass of the scheduler)."""
@@ -303,7 +300,7 @@ class FinishedTable(_Shell):
     def submit(self, request: Request) -> None:
         _answer_now(self.match, self.clock, request)
 
-    def detach(self, conn: "Connection") -> None:
+    def detach(self, conn: Subscriber) -> None:
         self.match.detach(conn)
 
 

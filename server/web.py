@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 import h11
 import trio
 
 from server import metrics, static
 from server.health import of_server
+from server.ports import ServerPort
 from server.transport.http import Gate, Response, text
-
-if TYPE_CHECKING:
-    from server.app import Server
 
 NO_STORE = [("cache-control", "no-store")]
 PAGE_ROUTES = {"/lobby": "/", "/admin": "/#admin"}  # typed addresses -> where the page shows them
@@ -34,7 +32,7 @@ REPLAY_PAGE = re.compile(r"/replay/[A-Za-z0-9_.-]{1,64}")
 
 
 class Web:
-    def __init__(self, server: "Server", root: str) -> None:
+    def __init__(self, server: ServerPort, root: str) -> None:
         self.server = server
         self.root = root
 
@@ -98,7 +96,7 @@ class Web:
         return _json({"connections": [c.summary() for c in self.server.connections.values()]})
 
 
-def _json(value: dict[str, Any], status: int = 200) -> Response:
+def _json(value: Mapping[str, object], status: int = 200) -> Response:
     return Response(status, json.dumps(value, separators=(",", ":")).encode(), "application/json", list(NO_STORE))
 
 

@@ -1,5 +1,8 @@
 """Fixtures for every test area.
 
+The games are discovered once, as the tests' program starts (``server.games.discover``), before any test module
+is collected: a module may parametrise over ``GAMES``.
+
 ``memory_net``: the in-memory network (``tests/memory_net.py``). A test that runs on the autojump clock gets it
 on its own, so that no such test waits on the kernel; a test may ask for it by name to set its ``capacity``
 or ``address``.
@@ -9,7 +12,10 @@ from __future__ import annotations
 
 import pytest
 
+from server.games import discover
 from tests.memory_net import MemoryNetwork
+
+discover()
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ MAX_WORDS = 150
 PENDING: set[str] = set()  # modules being changed elsewhere, checked once they land
 
 # Words in backquotes that name no code (entry-point groups), or what only a build makes.
-NOT_CODE = {"parsimonia.games", "parsimonia.clients", "clients/web/dist/"}
+NOT_CODE = {"parsimonia.games", "parsimonia.clients", "parsimonia.commands", "clients/web/dist/"}
 
 FILE_SUFFIXES = (".py", ".md", ".toml")  # a file name with another suffix may be one a program writes
 # Where a name from outside the project may come from.

@@ -1,7 +1,9 @@
-"""The layout rules of issue #21, read from the source with ``ast``: no class of the runtime, match or session
-(``server/`` outside ``server/games/``) with more than 20 methods; no module in ``server/`` or ``protocol/`` over
-500 lines; no circle of module-level imports among ``server/``, ``protocol/`` and ``clients/``. Each check names
-what breaks it."""
+"""The layout rules of issues #21 and #39, read from the source with ``ast``: no class of the runtime, match or
+session (``server/`` outside ``server/games/``) with more than 20 methods; no module in ``server/`` or
+``protocol/`` over 500 lines; no circle of imports among ``server/``, ``protocol/`` and ``clients/``, counting
+every import a module spells (under ``if TYPE_CHECKING:`` and inside functions too: a lower module that needs
+a higher one takes a port, ``server/ports.py``); nothing there imports ``bench``, and the rules
+(``server/games``) never import ``clients``. Each check names what breaks it."""
 
 from __future__ import annotations
 
@@ -33,45 +35,34 @@ def methods_over(limit: int, source: str) -> list[tuple[str, int]]:
             if (count := sum(isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) for item in node.body)) > limit]
 
 
-def _type_checking_only(node: ast.stmt) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-
-
-def _top_level_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The imports a module runs as it loads: its top-level statements, and those in top-level ``if`` and
-    ``try`` blocks (but for ``if TYPE_CHECKING:``, which never runs)."""
-    for node in body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node
-        elif isinstance(node, ast.If) and not _type_checking_only(node):
-            yield from _top_level_imports(node.body + node.orelse)
-        elif isinstance(node, ast.Try):
-            yield from _top_level_imports(node.body + node.orelse + node.finalbody +
-                                          [stmt for handler in node.handlers for stmt in handler.body])
+def imported(source: str, package: str) -> set[str]:
+    """The modules that ``source``, a module of ``package``, names in its imports, wherever they stand: as it
+    loads, under ``if TYPE_CHECKING:`` (its annotations depend on them all the same) or inside a function (a
+    deferred import is still a dependency). ``from X import name`` counts ``X`` and ``X.name``, which may be a
+    submodule."""
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            targets.add(origin)
+            targets.update(f"{origin}.{alias.name}" for alias in node.names)
+    return targets
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Each module of ``PACKAGES`` -> the modules of ``PACKAGES`` it imports as it loads."""
+    """Each module of ``PACKAGES`` -> the modules of ``PACKAGES`` it imports (``imported``)."""
     paths = {_name(path): path for path in _modules(*PACKAGES)}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        targets: set[str] = set()
-        for node in _top_level_imports(ast.parse(path.read_text(), str(path)).body):
-            if isinstance(node, ast.Import):
-                targets.update(alias.name for alias in node.names)
-                continue
-            base = package.split(".")
-            if node.level:
-                base = base[: len(base) - node.level + 1]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module or ""
-            targets.add(source)
-            targets.update(f"{source}.{alias.name}" for alias in node.names)  # a submodule, if it is one
-        graph[name] = {target for target in targets if target in paths and target != name}
+        graph[name] = {target for target in imported(path.read_text(), package) if target in paths and target != name}
     return graph
 
 
@@ -123,7 +114,7 @@ def test_no_module_of_the_server_or_the_protocol_is_over_500_lines():
     assert over == {}, f"modules over {MAX_LINES} lines: {over}"
 
 
-def test_no_circle_of_module_level_imports():
+def test_no_circle_of_imports_even_for_annotations_or_deferred():
     assert circles(import_graph()) == []
 
 
@@ -135,3 +126,24 @@ def test_the_checks_see_what_breaks_them():
     assert methods_over(MAX_METHODS, fat) == [("Fat", MAX_METHODS + 2)]
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+    hidden = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from server.app import Server\n"
+              "def later():\n    from . import lobby\n    import protocol.codec\n")
+    assert {"server.app", "server.lobby", "protocol.codec"} <= imported(hidden, "server")
+    sample = "import clients.games\ndef f():\n    from ..cli import m\n"
+    assert {"clients.games", "server.cli"} <= imported(sample, "server.games")
+
+
+def _importers(packages: tuple[str, ...], of: str) -> list[str]:
+    def package(path: Path) -> str:
+        return _name(path) if path.name == "__init__.py" else _name(path).rpartition(".")[0]
+
+    return [_name(path) for path in _modules(*packages) if any(
+        name == of or name.startswith(of + ".") for name in imported(path.read_text(), package(path)))]
+
+
+def test_the_product_never_imports_bench():
+    assert _importers(PACKAGES, "bench") == []  # `parsimonia bench` is found by its entry point
+
+
+def test_the_rules_never_import_the_clients():
+    assert _importers(("server/games",), "clients") == []

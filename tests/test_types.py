@@ -20,6 +20,8 @@ TYPE_CHECKED = [
     "server/rated_tables.py", "server/replay_steps.py",
     "server/cli_play.py", "server/demo.py", "server/transport/http.py", "server/metrics.py", "server/logs.py",
     "server/storage.py",
+    "server/ports.py", "server/app.py", "server/lobby.py", "server/history.py", "server/web.py", "server/health.py",
+    "server/cluster/relay.py",
 ]
 
 

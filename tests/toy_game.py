@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from protocol.schema import Int, Record
-from server.games import GAMES, MANIFESTS, Game, IllegalAction, Manifest, Option, Outcome, register
+from server.games import GAMES, MANIFESTS, Game, IllegalAction, Manifest, Option, Outcome, discover, register
 from server.games.manifest import GROUP
 
 
@@ -98,7 +98,8 @@ def installed(site: Path, entry: str = "tests.toy_game:MANIFEST") -> Path:
 
 
 def install() -> type[Game]:
-    """Register the toy game (idempotent)."""
+    """Register the toy game, after the server's own (idempotent): a program's start, as in a test's subprocess."""
+    discover()
     if Sealed.NAME not in GAMES:
         register(Sealed)
     return Sealed

@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import trio
 from coredis import Redis
@@ -29,9 +29,7 @@ from server import logs
 from server.cluster import names
 from server.games.fields import bool_field, int_field, str_field
 from server.health import of_server
-
-if TYPE_CHECKING:
-    from server.app import Server
+from server.ports import ServerPort
 
 HEARTBEAT_MS = 500
 EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
@@ -113,7 +111,7 @@ class Directory:
 
     # -- the heartbeat
 
-    async def keep(self, redis: Redis, server: Server) -> None:
+    async def keep(self, redis: Redis, server: ServerPort) -> None:
         """Renew this worker's entry and read the others', every beat (or sooner when woken, at most every
         ``WAKE_MIN_MS``), for ever."""
         while True:
@@ -137,7 +135,7 @@ class Directory:
                 await self._wake.wait()
             self._wake = trio.Event()
 
-    async def beat(self, redis: Redis, server: Server) -> None:
+    async def beat(self, redis: Redis, server: ServerPort) -> None:
         """Three calls: this worker's entry (its tables in it) written, the set of workers read (this one added
         if it is missing: a new worker, or a Redis restarted empty), the others' entries read."""
         lobby = server.lobby
@@ -166,7 +164,7 @@ class Directory:
         self.peers, self._their_tables, self.members, self.read = peers, tables, members | {self.worker}, True
 
 
-def sick(server: Server) -> str | None:
+def sick(server: ServerPort) -> str | None:
     """Why this worker should take no new tables (``server.health``: its log failed, its disk is full or its loop
     stalled), or None."""
     health = of_server(server)

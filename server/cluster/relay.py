@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import trio
 from coredis import Redis
@@ -31,11 +31,8 @@ from server import logs, requests
 from server.cluster import caps, names
 from server.cluster.directory import Directory, sick
 from server.games.fields import as_map, int_field, int_or_none, maps_field, number_or, str_field, strs_field
+from server.ports import ConnectionPort, ServerPort
 from server.table import Request, Table
-
-if TYPE_CHECKING:
-    from server.app import Server
-    from server.connection import Connection
 
 ASK_TIMEOUT_MS = 3000
 REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after this
@@ -107,7 +104,7 @@ BulletinNote = TypedDict("BulletinNote", {"from": int, "topic": str, "data": Map
 
 
 class Relay:
-    def __init__(self, worker: int, directory: Directory, server: Server) -> None:
+    def __init__(self, worker: int, directory: Directory, server: ServerPort) -> None:
         assert server.lobby is not None
         self.worker = worker
         self.directory = directory
@@ -119,7 +116,7 @@ class Relay:
 
     # -- asked by this worker's connections (never waiting: the asking runs in a task of its own)
 
-    def create_elsewhere(self, conn: Connection, msg: Message, re: int | None) -> bool:
+    def create_elsewhere(self, conn: ConnectionPort, msg: Message, re: int | None) -> bool:
         """Take on ``create`` while Redis answers: a place under the cluster's waiting-table cap for the asking
         address (not the organiser's), then the table on the least-loaded healthy worker (this one, if it is that
         or no other is healthy). False: Redis is away, create it here (this worker's own count is the cap)."""
@@ -133,7 +130,7 @@ class Relay:
         self.lobby.nursery.start_soon(self._create_via, conn, target, msg, re, address)
         return True
 
-    def forward_admin(self, conn: Connection, msg: Message, re: int | None) -> bool:
+    def forward_admin(self, conn: ConnectionPort, msg: Message, re: int | None) -> bool:
         """Send the organiser's pause, unpause or close of a table another worker holds to that worker."""
         table, action = msg.get("table"), msg.get("action")
         if not isinstance(table, str) or not isinstance(action, str):
@@ -145,7 +142,7 @@ class Relay:
         self.lobby.nursery.start_soon(self._admin_via, conn, worker, ask, re)
         return True
 
-    def forward_kick(self, conn: Connection, msg: Message, re: int | None) -> bool:
+    def forward_kick(self, conn: ConnectionPort, msg: Message, re: int | None) -> bool:
         """Send the organiser's kick of a connection another worker holds to that worker."""
         target = msg.get("conn")
         if not isinstance(target, int):
@@ -185,7 +182,7 @@ class Relay:
             note = json.dumps(bulletin)
             self.lobby.nursery.start_soon(self._publish, names.BULLETINS, note)
 
-    async def _create_via(self, conn: Connection, target: int | None, msg: Message, re: int | None,
+    async def _create_via(self, conn: ConnectionPort, target: int | None, msg: Message, re: int | None,
                           address: str | None) -> None:
         place = None
         if address is not None and self.redis is not None:
@@ -221,7 +218,7 @@ class Relay:
         if address is not None and place is not None:
             self.places.give_back(address, place)
 
-    def _create_here(self, conn: Connection, msg: Message, re: int | None, address: str | None,
+    def _create_here(self, conn: ConnectionPort, msg: Message, re: int | None, address: str | None,
                      place: str | None) -> None:
         """The table on this worker (its own count of the address's waiting tables applies too)."""
         table: Table | None = None
@@ -238,7 +235,7 @@ class Relay:
             else:
                 self.places.hold(table.id, address, place)
 
-    async def _admin_via(self, conn: Connection, worker: int, ask: AdminAsk | KickAsk, re: int | None) -> None:
+    async def _admin_via(self, conn: ConnectionPort, worker: int, ask: AdminAsk | KickAsk, re: int | None) -> None:
         answer = await self._ask(worker, ask)
         frame = None if answer is None else answer.get("frame")
         if isinstance(frame, dict) and frame.get("type") == "ok":
@@ -385,7 +382,7 @@ class Relay:
             self.lobby.nursery.start_soon(self._answer, key, missing)
             return
         self.log.info("admin_request", action=action, table=table_id, asked=True)
-        request = Request(messages.TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id})  # type: ignore
+        request = Request(messages.TABLE_ADMIN[action], _Answer(self, key), {"id": 0, "table": table_id})
         table.submit(request)
 
     def _kick(self, note: Map) -> None:

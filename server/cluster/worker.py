@@ -1,6 +1,6 @@
 """A server's part in a cluster: its entry in the directory and its relay, on one Redis client.
 
-``Worker`` is the ``ClusterNode`` of ``server.app``: the server starts it once its lobby exists, and its
+``Worker`` is the ``ClusterNode`` of ``server.ports``: the server starts it once its lobby exists, and its
 connections call ``create_elsewhere``, ``forward_admin``, ``forward_kick``, ``connections``, ``away`` and ``publish``. A Redis client that fails as a whole
 is made again after a pause; nothing of it ever stops the server. Once listening, it tells its supervisor it is
 alive (a byte on a pipe every ``ALIVE_MS``, written from the event loop: a frozen or stalled worker falls silent).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 import trio
 from coredis import Redis
@@ -22,10 +22,7 @@ from server import logs
 from server.cluster import names
 from server.cluster.directory import HEARTBEAT_MS, Directory
 from server.cluster.relay import Relay
-
-if TYPE_CHECKING:
-    from server.app import Server
-    from server.connection import Connection
+from server.ports import ConnectionPort, ServerPort
 
 RECONNECT_MS = 1000
 ALIVE_MS = 200  # how often a worker tells its supervisor it is alive
@@ -44,17 +41,17 @@ class Worker:
         self.first_connection_id = names.first_connection_id(worker)
         self.directory: Directory | None = None
         self.relay: Relay | None = None
-        self.server: Server | None = None
+        self.server: ServerPort | None = None
         self.log = logs.get(worker=worker)
 
-    def prepare(self, server: Server) -> None:
+    def prepare(self, server: ServerPort) -> None:
         """Before the server listens: its lobby answers ``unavailable`` for other workers' tables (not
         ``no_such_table``) until the directory is read."""
         assert server.lobby is not None
         self.directory = Directory(self.worker, "", self.heartbeat_ms)
         server.lobby.elsewhere = self.directory
 
-    async def run(self, server: Server, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(self, server: ServerPort, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         assert server.lobby is not None and server.own_port is not None
         if self.directory is None:
             self.prepare(server)
@@ -79,13 +76,13 @@ class Worker:
                 self.relay.redis = None
                 await trio.sleep(RECONNECT_MS / 1000)
 
-    def create_elsewhere(self, conn: Connection, msg: Message, re: int | None) -> bool:
+    def create_elsewhere(self, conn: ConnectionPort, msg: Message, re: int | None) -> bool:
         return self.relay is not None and self.relay.create_elsewhere(conn, msg, re)
 
-    def forward_admin(self, conn: Connection, msg: Message, re: int | None) -> bool:
+    def forward_admin(self, conn: ConnectionPort, msg: Message, re: int | None) -> bool:
         return self.relay is not None and self.relay.forward_admin(conn, msg, re)
 
-    def forward_kick(self, conn: Connection, msg: Message, re: int | None) -> bool:
+    def forward_kick(self, conn: ConnectionPort, msg: Message, re: int | None) -> bool:
         return self.relay is not None and self.relay.forward_kick(conn, msg, re)
 
     async def connections(self) -> list[ConnectionSummary]:

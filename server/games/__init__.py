@@ -1,50 +1,71 @@
 """The game engines, by name. Every engine keeps the contract in ``server.games.base``.
 
 ``GAMES`` is the registry the runtime, the tools and the tournament look games up in; ``MANIFESTS`` holds what
-each game's package declares besides its engine (``server.games.manifest``: its client half, with its words, its
-reference players, its display facts). The project's games are registered here; a game from another package is
-found through its entry point (``discover``, run once on import); a test may ``register`` a toy game directly. A
-game registered here brings its client half to the clients of this process (``clients.games.add``).
+each game's package declares besides its engine (``server.games.manifest``). Both are filled by ``discover``,
+which a program that plays games (the CLI, a bench script, the tests' conftest) calls once when it starts: the
+project's own games first, then those other packages name in the entry-point group ``parsimonia.games``. Importing
+this package discovers nothing, and a look-up before ``discover`` raises ``NotDiscovered``
+(``server.games.registry``); a test may ``register`` a toy game directly. The rules import nothing of
+``clients``: a game's client half is the clients' own (``clients.games``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint
+from typing import Any, TypeGuard
 
-import clients.games
+from server.plugins import load_entry_points
 
 from .base import Event, Game, IllegalAction, Option, Outcome
 from .manifest import GROUP, Manifest
+from .registry import NotDiscovered, Registry
 
-GAMES: dict[str, type[Game]] = {}
-MANIFESTS: dict[str, Manifest] = {}
+GAMES: Registry[type[Game]] = Registry("games")
+MANIFESTS: Registry[Manifest] = Registry("games' manifests")
 PROBLEMS: list[str] = []  # entry points that could not be loaded, one line each (the CLI says them)
 DEFAULT_GAME = "parsimonia"
 
 
-def register(cls: type[Game], client: clients.games.ClientManifest | None = None) -> type[Game]:
-    """Make ``cls`` playable under ``cls.NAME``; ``client``: its client half (its words, players, currency)."""
-    add(Manifest(cls, client))
+def register(cls: type[Game], currency: str = "") -> type[Game]:
+    """Make ``cls`` playable under ``cls.NAME``; ``currency``: written before its amounts of money."""
+    add(Manifest(cls, currency))
     return cls
 
 
 def add(manifest: Manifest) -> Manifest:
-    """Make the game of ``manifest`` playable under its name, and known to this process's clients."""
+    """Make the game of ``manifest`` playable under its name."""
     GAMES[manifest.name] = manifest.game
     MANIFESTS[manifest.name] = manifest
-    if manifest.client is not None:
-        clients.games.add(manifest.client)
     return manifest
 
 
-def discover(found: Any = None) -> list[str]:
-    """Register the games other packages name in the entry-point group ``parsimonia.games`` (``found``: those
-    entry points, for a test); a game already here keeps its own. Returns the names added."""
+def _is_manifest(value: object) -> TypeGuard[Manifest]:
+    return isinstance(value, Manifest)
+
+
+def discover(found: Iterable[EntryPoint] | None = None) -> list[str]:
+    """Register the project's games, then those other packages name in the entry-point group ``parsimonia.games``:
+    once, however often it is called (``found``: more entry points, for a test, looked at every time). A game
+    already here keeps its own. Returns the names the entry points added."""
     added = []
-    for manifest in clients.games.load_entry_points(GROUP, Manifest, PROBLEMS, "game", found):
-        if manifest.name not in GAMES:
+    points: list[Iterable[EntryPoint] | None] = [] if GAMES.opened else [None]
+    if not GAMES.opened:
+        from .kupcy import MANIFEST as KUPCY
+        from .parsimonia import MANIFEST as PARSIMONIA
+        from .tulips import MANIFEST as TULIPS
+
+        for manifest in (PARSIMONIA, KUPCY, TULIPS):
             add(manifest)
-            added.append(manifest.name)
+        GAMES.open()
+        MANIFESTS.open()
+    if found is not None:
+        points.append(found)
+    for entries in points:
+        for manifest in load_entry_points(GROUP, _is_manifest, "Manifest", PROBLEMS, "game", entries):
+            if manifest.name not in GAMES:
+                add(manifest)
+                added.append(manifest.name)
     return added
 
 
@@ -62,14 +83,5 @@ def new_game(name: str, players: int, seed: int, options: Any = None, time_scale
     return game_class(name).create(players, seed, options, time_scale, start_ms)
 
 
-# after register: the registry knows nothing of the games
-from .kupcy import MANIFEST as KUPCY  # noqa: E402
-from .parsimonia import MANIFEST as PARSIMONIA  # noqa: E402
-from .tulips import MANIFEST as TULIPS  # noqa: E402
-
-for _manifest in (PARSIMONIA, KUPCY, TULIPS):
-    add(_manifest)
-discover()
-
-__all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "MANIFESTS", "Manifest", "Option", "Outcome",
-           "add", "discover", "game_class", "new_game", "register"]
+__all__ = ["DEFAULT_GAME", "Event", "GAMES", "Game", "IllegalAction", "MANIFESTS", "Manifest", "NotDiscovered",
+           "Option", "Outcome", "add", "discover", "game_class", "new_game", "register"]

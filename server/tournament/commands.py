@@ -6,22 +6,45 @@ told apart from one not seated now."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Mapping
+from typing import Any, Callable, Protocol
 
 import trio
 
 from clients.sdk import ServerError
 from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.export import tournament_document
-from server.tournament.store import Snapshot
-
-if TYPE_CHECKING:
-    from server.tournament.director import Director
+from server.tournament.link import ServerLink
+from server.tournament.presence import SeatWatch
+from server.tournament.store import Snapshot, Store, TableRecord
 
 COMMANDS = "commands: pause, resume, start TABLE, seat NAME, replace NAME, drop NAME, standings"
 
 
-async def obey(director: Director, line: str) -> str:
+class DirectorPort(Protocol):
+    """What the commands use of the director that reads them (``server.tournament.director.Director``)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def link(self) -> ServerLink: ...
+
+    @property
+    def seats(self) -> SeatWatch | None: ...  # who is connected; None without the admin token
+
+    @property
+    def running(self) -> Mapping[str, TableRecord]: ...  # server table -> record
+
+    @property
+    def log(self) -> Any: ...
+
+    def stand_in(self, sid: str, seat: int, name: str, token: str) -> bool: ...
+
+    async def start_clocks(self, sid: str, missing: list[str], why: str) -> None: ...
+
+
+async def obey(director: DirectorPort, line: str) -> str:
     """``pause``, ``resume``, ``start TABLE``, ``seat NAME``, ``replace NAME``, ``drop NAME`` or
     ``standings``; returns what happened."""
     word, _, arg = line.strip().partition(" ")
@@ -29,7 +52,7 @@ async def obey(director: Director, line: str) -> str:
     seats = director.seats
     if word in ("pause", "resume"):  # the tables under way: a held table waits for its players
         done = 0
-        for sid in [sid for sid in director._running if seats is None or sid not in seats.waiting]:
+        for sid in [sid for sid in director.running if seats is None or sid not in seats.waiting]:
             try:
                 await director.link.admin("pause" if word == "pause" else "unpause", table=sid)
                 done += 1
@@ -53,7 +76,7 @@ async def obey(director: Director, line: str) -> str:
         if seats is None or arg not in seats.waiting:
             return f"{arg or 'TABLE'} is not a table waiting for its players"
         seats.start(arg)
-        await director._start_clocks(arg, seats.missing(arg), "started by the organiser")
+        await director.start_clocks(arg, seats.missing(arg), "started by the organiser")
         return f"started {arg}"
     if word == "standings":
         snap = director.store.load()
@@ -62,31 +85,29 @@ async def obey(director: Director, line: str) -> str:
     return COMMANDS
 
 
-def seat(director: Director, name: str) -> str:
+def seat(director: DirectorPort, name: str) -> str:
     """Where ``name`` plays now: table, seat, token and presence."""
     snap = director.store.load()
     if not name:
         return "seat NAME: which entrant?"
-    for table in director._running.values():
+    for table in director.running.values():
         for number, entrant_id in enumerate(table.seats):
             if snap.entrant(entrant_id).name.casefold() == name.casefold():
                 return seat_line(snap, table, number, director.seats)
     return not_playing(snap, name)
 
 
-def replace(director: Director, name: str) -> str:
+def replace(director: DirectorPort, name: str) -> str:
     """A greedy reference bot plays ``name``'s seat for the rest of the game; kept in the store, so that a
     director started again starts it again."""
     snap = director.store.load()
     if not name:
         return "replace NAME: which entrant?"
-    for sid, table in director._running.items():
+    for sid, table in director.running.items():
         for number, (entrant_id, token) in enumerate(zip(table.seats, table.tokens)):
             if snap.entrant(entrant_id).name == name and token is not None:
-                if (sid, number) in director._stand_ins:
+                if not director.stand_in(sid, number, name, token):
                     return f"a greedy bot already plays {name}'s seat {number} at {sid}"
-                director.store.seat_replaced(sid, number)
-                director._stand_in(sid, number, name, token)
                 return f"a greedy bot plays {name}'s seat {number} at {sid} for the rest of the game"
     return not_playing(snap, name)
 
@@ -100,7 +121,7 @@ def not_playing(snap: Snapshot, name: str) -> str:
     return f"{entrant.name} is not at a running table"
 
 
-async def read_commands(director: Director, out: Callable[[str], None]) -> None:
+async def read_commands(director: DirectorPort, out: Callable[[str], None]) -> None:
     """The organiser's commands, a line each, from standard input: a terminal, or a pipe or file. Says once
     when it cannot be read or has ended."""
     while True:

@@ -1,13 +1,18 @@
 """What the organiser's terminal shows: the standings table, and the running tables with every seat's
-presence and each human's token (kept on screen, since a redraw clears what was printed before)."""
+presence and each human's token (kept on screen, since a redraw clears what was printed before); and the ratings
+ladder (``parsimonia ratings``, ``parsimonia ladder``)."""
 
 from __future__ import annotations
 
 import math
 
+from server.ratings import Rating
+
 from .export import TournamentDocument
 from .presence import SeatWatch
 from .store import Snapshot, TableRecord
+
+LADDER_COLUMNS = ("entrant", "game", "mu", "sigma", "ordinal", "games", "last played")
 
 
 def render_standings(doc: TournamentDocument) -> str:
@@ -70,3 +75,15 @@ def _presence(table: TableRecord, seat: int, watch: SeatWatch | None) -> str:
     if watch is None:
         return "presence unknown"
     return "connected" if (table.server_table, seat) in watch.connected else "not connected"
+
+
+def render_ladder(ladder: list[Rating]) -> str:
+    """The ladder as an aligned text table, best ordinal first within each game."""
+    if not ladder:
+        return "no ratings yet"
+    rows = [LADDER_COLUMNS] + [(r.entrant, r.game, f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.ordinal:.2f}",
+                                str(r.games), r.last_played) for r in ladder]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(LADDER_COLUMNS))]
+    numeric = {2, 3, 4, 5}
+    return "\n".join("  ".join(cell.rjust(w) if i in numeric else cell.ljust(w)
+                               for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows)

@@ -18,6 +18,7 @@ import contextlib
 import os
 import secrets
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -30,7 +31,7 @@ from server.app import Server, ServerConfig
 from server.dirlock import DirLock
 from server.games.fields import maps_field
 from server.ratings import RATINGS_FILE, rate_table, seating_ratings
-from server.tournament.bots import run_bot_process
+from server.tournament.bots import TableBots
 from server.tournament.commands import obey, read_commands
 from server.tournament.console import render_standings, render_tables, seat_line
 from server.tournament.guide import entrant_key, guide_value, guides, page_link, topic
@@ -70,23 +71,26 @@ class Director:
     store: Store
     link: ServerLink
     out: Callable[[str], None]
-    _bots: dict[str, list[trio.CancelScope]] = field(default_factory=dict)  # server table -> its bots
-    _seat_bots: dict[tuple[str, int], trio.CancelScope] = field(default_factory=dict)  # (table, seat) -> its bot
+    bots: TableBots = field(init=False)  # the entrants' bot programs and the stand-ins
     _held_at: dict[str, float] = field(default_factory=dict)  # held table -> when its wait began
     _running: dict[str, TableRecord] = field(default_factory=dict)  # server table -> record
-    _round: trio.Nursery | None = None  # where the current round's bots run
-    _stand_ins: set[tuple[str, int]] = field(default_factory=set)  # (table, seat) played by a `replace` bot
     seats: SeatWatch | None = None  # who is connected; None without the admin token
     _shown: str = ""  # the standings last printed: the same again (a round's last result, then its end) is not
     log: Any = field(default_factory=lambda: logs.get(part="director"))
 
     def __post_init__(self) -> None:
+        self.bots = TableBots(os.path.join(self.cfg.data_dir, "bots"), self.out)
         if self.link.admin_token is not None:
             self.seats = SeatWatch(self.roster.human_grace_s, self.roster.bot_grace_s)
 
     @property
     def url(self) -> str:
         return self.link.url
+
+    @property
+    def running(self) -> Mapping[str, TableRecord]:
+        """The round's tables still playing, by server table id."""
+        return self._running
 
     async def run(self) -> Snapshot:
         if self.seats is None:
@@ -121,7 +125,7 @@ class Director:
         self.out(f"round {snap.current_round}: {len(self._running)} tables"
                  + (f" ({held} held until their players are connected)" if held else ""))
         async with trio.open_nursery() as nursery:
-            self._round = nursery
+            self.bots.nursery = nursery
             for sid, table in self._running.items():
                 self._seat_players(snap, sid, table)
             for sid in list(self._running):
@@ -149,10 +153,7 @@ class Director:
         self._held_at.pop(sid, None)
         if self.seats is not None:
             self.seats.forget(sid)
-        for scope in self._bots.pop(sid, []):
-            scope.cancel()
-        for key in [key for key in self._seat_bots if key[0] == sid]:
-            del self._seat_bots[key]
+        self.bots.stop(sid)
         self.log.info("table_result", table=sid, winners=result.get("winners"))
         snap = self.store.load()
         self._tell_no_shows(snap, sid, result)
@@ -229,7 +230,7 @@ class Director:
             entrant = snap.entrant(entrant_id)
             assert token is not None
             if table.stand_in(seat):  # the organiser's `replace`, before a restart
-                self._stand_in(sid, seat, entrant.name, token)
+                self.stand_in(sid, seat, entrant.name, token)
                 continue
             if entrant.bot is None:
                 self.out("  " + seat_line(snap, table, seat, self.seats, self.url))
@@ -237,32 +238,18 @@ class Director:
             spec = next(e for e in self.roster.entrants if e.name == entrant.name)
             game = self.roster.game
             argv, env = spec.argv(self.url, sid, token, game), spec.env(self.url, sid, token, game)
-            self._start_bot(sid, seat, entrant.name, argv, env)
+            self.bots.start(sid, seat, entrant.name, argv, env)
 
-    def _stand_in(self, sid: str, seat: int, name: str, token: str) -> None:
-        """A greedy reference bot plays ``name``'s seat for the rest of the game (instead of their own bot)."""
+    def stand_in(self, sid: str, seat: int, name: str, token: str) -> bool:
+        """A greedy reference bot plays ``name``'s seat for the rest of the game (instead of their own bot), kept in
+        the store so that a director started again starts it again; False if one already does."""
         stand_in = Entrant(f"{name} (stand-in)"[:MAX_NAME], STAND_IN_BOT)
-        self._stand_ins.add((sid, seat))
-        old = self._seat_bots.pop((sid, seat), None)
-        if old is not None:
-            old.cancel()
         game = self.roster.game
         argv, env = stand_in.argv(self.url, sid, token, game), stand_in.env(self.url, sid, token, game)
-        self._start_bot(sid, seat, name, argv, env)
-
-    def _start_bot(self, sid: str, seat: int, name: str, argv: list[str], env: dict[str, str]) -> None:
-        assert self._round is not None
-        self._round.start_soon(self._bot, sid, seat, name, argv, env)
-
-    async def _bot(self, sid: str, seat: int, name: str, argv: list[str], env: dict[str, str]) -> None:
-        """One bot process for the rest of ``sid``'s game: it is stopped when the table's result is in."""
-        log_dir = os.path.join(self.cfg.data_dir, "bots")
-        os.makedirs(log_dir, exist_ok=True)
-        with trio.CancelScope() as scope:
-            self._bots.setdefault(sid, []).append(scope)
-            self._seat_bots[sid, seat] = scope
-            if sid in self._running:
-                await run_bot_process(name, argv, env, os.path.join(log_dir, f"{_safe(name)}.log"), self.out)
+        if not self.bots.stand_in(sid, seat, name, argv, env):
+            return False
+        self.store.seat_replaced(sid, seat)
+        return True
 
     async def _watch_seats(self, seats: SeatWatch) -> None:
         """Every ``SEATS_POLL_S``: who is connected (humans' arrivals noted and told), and the held tables'
@@ -271,21 +258,22 @@ class Director:
             listing = maps_field(await self.link.admin("connections"), "connections")
             changes = seats.update(connected_seats(listing), trio.current_time())
             for sid, seat in changes.seen:
-                if (sid, seat) not in self._stand_ins:
+                if not self.bots.stood_in(sid, seat):
                     self.store.seat_seen(sid, seat)
             for sid, seat, name in changes.arrived:
-                if (sid, seat) not in self._stand_ins:
+                if not self.bots.stood_in(sid, seat):
                     self.out(f"{name} is connected to table {sid}, seat {seat}")
             for sid, seat, name in changes.left:
-                if (sid, seat) not in self._stand_ins:
+                if not self.bots.stood_in(sid, seat):
                     self.out(f"{name} is no longer connected to table {sid}, seat {seat}")
             for sid, missing in changes.start:
                 why = "not connected after " + _graces(self.roster, seats, sid, missing)
-                await self._start_clocks(sid, missing, why)
+                await self.start_clocks(sid, missing, why)
             await trio.sleep(SEATS_POLL_S)
 
-    async def _start_clocks(self, sid: str, missing: list[str], why: str) -> None:
-        """Resume a held table's clocks; ``why`` they run although ``missing`` are not connected."""
+    async def start_clocks(self, sid: str, missing: list[str], why: str) -> None:
+        """Resume a held table's clocks (the seat watch's, or the organiser's ``start``); ``why`` they run although
+        ``missing`` are not connected."""
         try:
             await self.link.admin("unpause", table=sid)
         except ServerError as exc:  # e.g. the table was closed meanwhile
@@ -347,10 +335,6 @@ def _graces(roster: Roster, seats: SeatWatch, sid: str, missing: list[str]) -> s
     if kinds == {"human"}:
         return f"{roster.human_grace_s} s"
     return f"{roster.bot_grace_s} s (bots), {roster.human_grace_s} s (humans)"
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 async def run_tournament(cfg: DirectorConfig, out: Callable[[str], None] = print) -> TournamentDocument:

@@ -18,6 +18,7 @@ from typing import Callable
 
 from server.dirlock import DirLock
 from server.ratings import RATINGS_FILE, RatingStore
+from server.tournament.console import render_ladder
 from server.tournament.director import DirectorConfig, _run_locked
 from server.tournament.events import TOURNAMENT_FILE
 from server.tournament.roster import Roster, RosterError, load_roster, parse_roster
@@ -50,8 +51,6 @@ def next_event(data_dir: str, roster: Roster) -> int:
 
 async def run_ladder(cfg: DirectorConfig, events: int | None, out: Callable[[str], None] = print) -> int:
     """Play events until stopped (or ``events`` of them); returns how many this call finished."""
-    from server.cli_ratings import render
-
     roster = load_roster(cfg.roster)
     humans = [e.name for e in roster.entrants if e.bot is None]
     if humans:
@@ -70,7 +69,7 @@ async def run_ladder(cfg: DirectorConfig, events: int | None, out: Callable[[str
             games = sum(len(r["tables"]) for r in doc["rounds"])
             with RatingStore(os.path.join(cfg.data_dir, RATINGS_FILE)) as store:
                 out(f"ladder event {this.name} over ({games} games); the ladder:\n"
-                    + render(store.ladder(roster.game)))
+                    + render_ladder(store.ladder(roster.game)))
     finally:
         lock.close()
     return played

@@ -192,7 +192,7 @@ class _Parser:
         table_size = self.integer(data.get("table_size", 4), ("table_size",), "table_size", MIN_TABLE, MAX_TABLE)
         seed = None if "seed" not in data else self.integer(data["seed"], ("seed",), "seed", -(2**63), 2**63 - 1)
         game = data.get("game", "parsimonia")
-        if game not in GAMES:
+        if not isinstance(game, str) or game not in GAMES:
             raise self.fail(("game",), "game", f"unknown game {game!r} (known: {', '.join(sorted(GAMES))})")
         if not GAMES[game].MIN_SEATS <= table_size <= GAMES[game].MAX_SEATS:
             raise self.fail(("table_size",), "table_size", f"{game} seats {GAMES[game].MIN_SEATS} to "

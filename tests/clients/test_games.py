@@ -17,7 +17,8 @@ from clients import games
 from clients.games import GROUP, ClientManifest, client_game, discover, words_for
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKERS = 'from clients.games import ClientManifest\n\nCLIENT = ClientManifest("checkers", currency="C$")\n'
+CHECKERS = ('from clients.games import ClientManifest\n\n'
+            'CLIENT = ClientManifest("checkers", players={"greedy": "checkers_client:Greedy"})\n')
 
 
 def checkers_site(site: Path, entry: str = "checkers_client:CLIENT") -> Path:
@@ -46,8 +47,7 @@ def registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     sys.modules.pop("checkers_client", None)
 
 
-def test_the_projects_games_have_their_words_players_and_currency():
-    assert client_game("parsimonia").currency == "$" and client_game("kupcy").currency == ""
+def test_the_projects_games_have_their_words_and_players():
     assert words_for("kupcy").__name__ == "clients.words.kupcy"
     assert {name: dict(client_game(name).players) for name in ("parsimonia", "kupcy", "gift-of-tulips")} == {
         "parsimonia": {"greedy": "clients.players.parsimonia:GreedyPlayer"},
@@ -61,7 +61,7 @@ def test_a_game_nobody_declared_has_no_client_half_and_no_words():
 
 def test_a_client_half_named_by_an_entry_point_is_found(registry):
     assert discover(entry_points_in(checkers_site(registry))) == ["checkers"]
-    assert client_game("checkers") == ClientManifest("checkers", currency="C$")
+    assert client_game("checkers") == ClientManifest("checkers", players={"greedy": "checkers_client:Greedy"})
     assert words_for("checkers") is None  # a game without words is told generically
 
 
@@ -83,7 +83,7 @@ FIRST_USE = """
 import json, sys
 import clients.games
 before = "checkers_client" in sys.modules
-print(json.dumps([before, clients.games.client_game("checkers").currency, clients.games.problems()]))
+print(json.dumps([before, dict(clients.games.client_game("checkers").players), clients.games.problems()]))
 """
 
 
@@ -92,7 +92,7 @@ def test_an_installed_client_half_is_looked_up_on_first_use_only(tmp_path):
     run = subprocess.run([sys.executable, "-c", FIRST_USE], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=120)
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == [False, "C$", []]
+    assert json.loads(run.stdout) == [False, {"greedy": "checkers_client:Greedy"}, []]
 
 
 def test_the_parsimonia_command_says_a_broken_client_entry_point_and_plays_on(tmp_path):

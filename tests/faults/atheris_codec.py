@@ -34,8 +34,10 @@ with atheris.instrument_imports(include=["protocol", "server.games"]):
     from protocol.errors import ProtocolError
     from protocol.messages import decode_client, parse_client, parse_message, request_id
     from protocol.schema import SchemaError
-    from server.games import GAMES, IllegalAction, new_game
+    from server.games import GAMES, IllegalAction, discover, new_game
     from server.games.base import parse_command
+
+    discover()  # the engines are imported here, instrumented
 
 SEEDS = 400
 PLAYERS = 3

@@ -1,6 +1,6 @@
 """A game from another package: its manifest, named by an entry point in the group ``parsimonia.games``, is all
-the server and the tools need (the toy game of the tests, installed that way here); a manifest's client half
-(``clients.games``) gives its words, players and currency to the server and to the clients of its process."""
+the server and the tools need (the toy game of the tests, installed that way here). The games are discovered by
+an explicit call when a program starts, never on import; a look-up before it is a clear error."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-import clients.games
-from clients.games import ClientManifest, client_game, words_for
-from server.games import GAMES, MANIFESTS, PROBLEMS, Manifest, discover, register
+from clients.games import client_game, words_for
+from server.games import GAMES, MANIFESTS, PROBLEMS, discover, register
 from server.games.manifest import GROUP
 from tests.toy_game import Sealed, installed
 
@@ -37,29 +36,51 @@ def test_a_game_named_by_an_entry_point_is_registered_with_its_manifest(tmp_path
         MANIFESTS.pop(Sealed.NAME, None)
 
 
-def test_the_projects_games_take_their_display_facts_from_their_client_halves():
-    for name in ("parsimonia", "kupcy", "gift-of-tulips"):
-        assert MANIFESTS[name].client is not None and MANIFESTS[name].client is client_game(name)
+def test_the_projects_games_declare_their_display_facts_and_the_clients_know_each():
     assert {name: manifest.display() for name, manifest in MANIFESTS.items()} == {
         "gift-of-tulips": {"title": "Gift of Tulips", "currency": ""}, "kupcy": {"title": "Kupcy", "currency": ""},
         "parsimonia": {"title": "Parsimonia", "currency": "$"}}
+    assert all(client_game(name) is not None for name in GAMES)  # each game's client half, matched by its name
 
 
-def test_a_game_registered_with_the_server_brings_its_client_half_to_the_clients(monkeypatch):
-    monkeypatch.setattr(clients.games, "CLIENTS", dict(clients.games.client_games()))
-    half = ClientManifest(Sealed.NAME, currency="pts ")
+def test_a_game_registered_with_a_currency_displays_it():
     try:
-        register(Sealed, half)
-        assert client_game(Sealed.NAME) is half
+        register(Sealed, "pts ")
+        assert GAMES[Sealed.NAME] is Sealed
         assert MANIFESTS[Sealed.NAME].display() == {"title": Sealed.TITLE, "currency": "pts "}
     finally:
         GAMES.pop(Sealed.NAME, None)
         MANIFESTS.pop(Sealed.NAME, None)
 
 
-def test_a_client_half_must_be_named_as_its_game():
-    with pytest.raises(ValueError, match="the client half of 'toy-sealed' is named 'kupcy'"):
-        Manifest(Sealed, client=clients.games.KUPCY)
+FRESH = """
+import importlib.metadata, json
+looked = []
+real = importlib.metadata.entry_points
+importlib.metadata.entry_points = lambda **kw: looked.append(kw.get("group")) or real(**kw)
+from server.games import GAMES, NotDiscovered, discover, new_game
+try:
+    new_game("parsimonia", 2, 1)
+except NotDiscovered as exc:
+    refused = str(exc)
+imported = list(looked)
+first = discover()
+names = sorted(GAMES)
+again = discover()
+print(json.dumps([refused, imported, looked, names, first, again, sorted(GAMES), new_game("kupcy", 3, 1).n]))
+"""
+
+
+def test_games_are_discovered_by_an_explicit_call_once_never_on_import(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    refused, imported, looked, names, first, again, after, seats = json.loads(run.stdout)
+    assert refused == ("the games were looked up before they were discovered: a program that plays games calls "
+                       "server.games.discover() when it starts")
+    assert imported == [] and looked.count(GROUP) == 1  # importing read no entry point; discovery read them once
+    assert names == after == ["gift-of-tulips", "kupcy", "parsimonia"] and first == again == [] and seats == 3
 
 
 def test_a_broken_entry_point_is_skipped_and_said(tmp_path):

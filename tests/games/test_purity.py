@@ -81,8 +81,7 @@ def test_the_scan_covers_the_engine_and_what_it_imports():
     assert "server/games/base.py" in rel
     assert "protocol/schema.py" in rel
     assert not any(p.startswith(("server/simulate", "server/cli")) for p in rel), rel
-    # of the clients, only the client halves of the games' manifests (``Manifest(Parsimonia, client=PARSIMONIA)``)
-    assert {p for p in rel if p.startswith("clients/")} == {"clients/__init__.py", "clients/games.py"}, rel
+    assert not any(p.startswith("clients/") for p in rel), rel  # the rules import nothing of the clients
 
 
 @pytest.mark.parametrize("path", sorted(REACHED), ids=lambda p: p.relative_to(ROOT).as_posix())

@@ -160,6 +160,41 @@ def test_version_and_a_description_without_markup(capsys):
     assert code == 0 and "``" not in out and "`" not in out
 
 
+HELLO = """
+def register(command):
+    command("hello", "greet whoever runs it", run, ["parsimonia hello   # hello"])
+
+
+def run(args):
+    print("hello")
+    return 0
+
+
+def taken(command):
+    command("serve", "a second serve", run)
+"""
+
+
+def test_commands_of_other_packages_are_found_by_their_entry_points_and_a_broken_one_is_said(tmp_path):
+    """``parsimonia bench`` is one (pyproject.toml): the product never imports ``bench``."""
+    from server.cli import build_parser
+
+    assert "bench" in build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001
+    (tmp_path / "hello_cmd.py").write_text(HELLO)
+    info = tmp_path / "hello-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hello\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[parsimonia.commands]\nhello = hello_cmd:register\n"
+                                           "broken = hello_cmd:NOTHING\ntaken = hello_cmd:taken\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    run = subprocess.run([sys.executable, "-c", "from server.cli import main; main()", "hello"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=TIMEOUT_S)
+    assert run.returncode == 0 and run.stdout == "hello\n", run.stderr
+    assert sorted(run.stderr.splitlines()) == [
+        "parsimonia hello: command entry point 'broken' skipped: module 'hello_cmd' has no attribute 'NOTHING'",
+        "parsimonia hello: command entry point hello_cmd.taken failed: argument COMMAND: conflicting subparser: serve"]
+
+
 def fake_run_bot(calls):
     async def run_bot(url, player, **options):
         calls.append((url, options))

@@ -15,7 +15,7 @@ import trio
 from protocol.codec import Limits
 from protocol.messages import HISTORY_PAGE, HISTORY_PAGE_BYTES, check_server
 from server.games import Event
-from server.history import Entry, Past, cut, page, replayed
+from server.history import Entry, HistoryCache, cut, page, replayed
 from server.journal import encode_record, write_file
 from server.match import Match
 from server.session import Session
@@ -90,7 +90,7 @@ async def test_each_asker_gets_the_events_in_the_form_its_seat_saw(toy) -> None:
     match.act(0, {"type": "choose", "value": 42}, 5)
     frames = {}
     for seat in (0, 1, None):
-        frames[seat] = unpack(await page(Past(), match, None, seat, 0, 10, re=3))
+        frames[seat] = unpack(await page(HistoryCache(), match, None, seat, 0, 10, re=3))
     chose = {seat: next(e["event"] for e in f["events"] if e["event"]["type"] == "chose") for seat, f in frames.items()}
     assert chose[0]["value"] == 42
     assert "value" not in chose[1] and "value" not in chose[None]
@@ -100,7 +100,7 @@ async def test_each_asker_gets_the_events_in_the_form_its_seat_saw(toy) -> None:
 async def test_a_table_without_a_journal_says_how_many_events_it_no_longer_holds() -> None:
     match, _ = long_game(50)
     del match.history[:30]
-    answer = unpack(await page(Past(), match, None, None, 0, HISTORY_PAGE, re=None))
+    answer = unpack(await page(HistoryCache(), match, None, None, 0, HISTORY_PAGE, re=None))
     assert answer["skipped"] == 30
     assert [e["seq"] for e in answer["events"]] == list(range(31, match.seq + 1))
 
@@ -128,7 +128,7 @@ async def test_history_pages_a_20000_event_table_in_order_each_page_within_the_f
             if "next" not in answer:
                 break
             after = answer["next"]
-        assert server.lobby.past.replays == 1  # paging through replayed the records once
+        assert server.lobby.history_cache.replays == 1  # paging through replayed the records once
     assert received == [{"seq": seq, "time": at, "event": event.wire_for(None)} for seq, at, event in match.history]
     assert pages >= match.seq // HISTORY_PAGE
 
@@ -167,7 +167,7 @@ async def test_a_finished_table_pages_its_whole_game_from_its_replay_file(autoju
         answer = await eve.request("history", table=table, after=0)
     assert [e["event"]["type"] for e in answer["events"]] == ["game_started", "chose", "chose", "revealed", "result"]
     assert all("value" not in e["event"] for e in answer["events"] if e["event"]["type"] == "chose")
-    assert server.lobby.past.replays == 1
+    assert server.lobby.history_cache.replays == 1
 
 
 async def test_a_game_finished_before_a_restart_pages_from_its_replay_file(autojump_clock, start_server, toy,

@@ -8,9 +8,10 @@ import signal
 import sys
 
 import pytest
+import trio
 
 from server import logs
-from server.tournament.bots import exit_status, last_lines, run_bot_process
+from server.tournament.bots import TableBots, exit_status, last_lines, run_bot_process
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +65,28 @@ def test_only_what_the_last_run_wrote_is_shown(tmp_path):
 def test_exit_statuses_read_as_words():
     assert exit_status(2) == "exited with status 2"
     assert exit_status(-signal.SIGKILL) == "was killed by SIGKILL"
+
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
+
+
+async def _until(done) -> None:
+    while not done():
+        await trio.sleep(0.02)
+
+
+async def test_a_tables_bots_stop_with_it_and_a_stand_in_takes_a_seat_once(tmp_path):
+    bots = TableBots(str(tmp_path), [].append)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            bots.nursery = nursery
+            bots.start("t1", 0, "early", SLEEPER, {})
+            bots.stop("t1")  # its result came before its bot's task ran: the bot never starts
+            bots.start("t2", 0, "own", SLEEPER, {})
+            await _until((tmp_path / "own.log").exists)
+            assert bots.stand_in("t2", 0, "stand-in", SLEEPER, {}) and bots.stood_in("t2", 0)
+            assert not bots.stand_in("t2", 0, "again", SLEEPER, {})  # one stand-in a seat
+            await _until(lambda: len(nursery.child_tasks) == 1)  # the seat's own bot is stopped
+            bots.stop("t2")  # and the stand-in with its table: the nursery ends
+    assert not (tmp_path / "early.log").exists() and (tmp_path / "stand-in.log").exists()
+    assert not (tmp_path / "again.log").exists() and not bots.stood_in("t1", 0)

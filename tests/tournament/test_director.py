@@ -173,10 +173,10 @@ async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
         return await original_run(self)
 
     async def organise() -> None:
-        while not (directors and directors[0]._running):
+        while not (directors and directors[0].running):
             await trio.sleep(0.05)
         director = directors[0]
-        [sid] = director._running
+        [sid] = director.running
         assert sid in director.seats.waiting  # its clocks wait for Ada
         assert (await director.command("seat ada")).startswith(f"Ada: table {sid}, seat ")
         assert (await director.command("seat ada")).endswith(" (not connected)")
@@ -244,12 +244,12 @@ async def test_a_table_with_a_human_keeps_its_clocks_still_until_the_human_conne
     told: list[str] = []
 
     async def ada_arrives_late() -> None:
-        while not (directors and directors[0]._running):
+        while not (directors and directors[0].running):
             await trio.sleep(0.05)
         director = directors[0]
-        [(sid, table)] = director._running.items()
+        [(sid, table)] = director.running.items()
         await trio.sleep(2)  # three games' length
-        assert sid in director._running and sid in director.seats.waiting  # no result: its clocks are still
+        assert sid in director.running and sid in director.seats.waiting  # no result: its clocks are still
         seat = table.seats.index(1)  # Ada is entrant 1
         await run_bot(director.url, make_player("greedy", 0), name="Ada", table=sid, token=table.tokens[seat])
 
@@ -452,12 +452,12 @@ async def test_a_stand_in_is_started_again_by_a_restarted_director(tmp_path, aut
     director, link, told = held_director(tmp_path, grace_s=300)
     director.store.seat_replaced("t1", 1)
     started: list[tuple[str, int, str, list[str]]] = []
-    director._start_bot = lambda sid, seat, name, argv, env: started.append((sid, seat, name, argv))  # type: ignore
+    director.bots.start = lambda sid, seat, name, argv, env: started.append((sid, seat, name, argv))  # type: ignore
     table = director.store.load().rounds[0].tables[0]
     director._seat_players(director.store.load(), "t1", table)
     assert [(sid, seat, name) for sid, seat, name, _ in started] == [("t1", 0, "bot-0"), ("t1", 1, "Ada")]
     assert "greedy" in started[1][3] and "--token=ada-token" in started[1][3]
-    assert ("t1", 1) in director._stand_ins and not any(line.startswith("  Ada: table") for line in told)
+    assert director.bots.stood_in("t1", 1) and not any(line.startswith("  Ada: table") for line in told)
 
 
 async def test_seat_and_replace_tell_a_name_that_is_no_entrant_from_one_not_playing(tmp_path, autojump_clock):

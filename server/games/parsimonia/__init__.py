@@ -1,12 +1,10 @@
 """Parsimonia: open-outcry auctions of resource and tourists cards against the clock."""
 
-from clients.games import PARSIMONIA
-
 from ..manifest import Manifest
 from .config import Config
 from .deck import Deck
 from .engine import Parsimonia
 
-MANIFEST = Manifest(Parsimonia, client=PARSIMONIA)
+MANIFEST = Manifest(Parsimonia, currency="$")
 
 __all__ = ["Config", "Deck", "MANIFEST", "Parsimonia"]

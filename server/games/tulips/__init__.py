@@ -1,12 +1,10 @@
 """Gift of Tulips: keep, give or add tulips against a moving festival ranking; the Secret Festival decides."""
 
-from clients.games import TULIPS
-
 from ..manifest import Manifest
 from .config import Config
 from .deck import Deck
 from .engine import Tulips
 
-MANIFEST = Manifest(Tulips, client=TULIPS)
+MANIFEST = Manifest(Tulips)
 
 __all__ = ["Config", "Deck", "MANIFEST", "Tulips"]
