@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import msgpack
 
 from protocol.errors import ProtocolError
-from protocol.values import Message, ReadMap
+from protocol.values import Map, ReadMap
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,13 @@ class Limits:
     max_map_len: int = 256
     max_depth: int = 16
 
+    @cached_property
+    def unbounded_below(self) -> int:
+        """A frame of at most this many bytes cannot hold a string, array, map or bin value over its limit (each
+        takes at least a byte per character, item or entry): only depth and value types remain to be checked."""
+        sizes = [self.max_frame_bytes, self.max_str_len, self.max_array_len, 2 * self.max_map_len]
+        return min(sizes + [self.max_bin_len] if self.max_bin_len else sizes)
+
 
 # msgpack reports a size limit as a ValueError saying e.g. "5000 exceeds max_str_len(4096)".
 _LIMIT_HIT = re.compile(r"exceeds max_(str|bin|array|map|ext)_len")
@@ -42,7 +50,7 @@ def encode(message: ReadMap) -> bytes:
     return _packer.pack(message)
 
 
-def decode(frame: bytes | str, limits: Limits = Limits()) -> Message:
+def decode(frame: bytes | str, limits: Limits = Limits()) -> Map:
     """One client frame to a map. A ``str`` frame is a WebSocket text frame, which the protocol refuses."""
     if isinstance(frame, str):
         raise ProtocolError("malformed", "text frames are not accepted; send msgpack in binary frames")
@@ -79,10 +87,16 @@ def _unpack_failure(exc: ValueError | TypeError, limits: Limits) -> ProtocolErro
 _SCALARS = frozenset((str, int, bool, type(None)))
 
 
-def _check_values(message: Message, limits: Limits) -> None:
+def _check_values(message: Map, limits: Limits) -> None:
     """Walk the unpacked map: depth, string keys, and only the types the protocol uses. The common values (a
     string, an integer, a boolean, nil) cost one look-up of their type."""
     _check_map(message, 1, limits)
+
+
+def check_part(value: dict[Any, Any], depth: int, limits: Limits) -> None:
+    """Check a free-form map found at ``depth`` of a message (the message is 1) as ``decode`` checks every map:
+    depth, string keys, only the types the protocol uses (``ProtocolError``)."""
+    _check_map(value, depth, limits)
 
 
 def _check_map(value: dict[Any, Any], depth: int, limits: Limits) -> None:

@@ -59,6 +59,7 @@ class ProtocolError(Exception):
         self.message = message
         self.reason = reason
         self.url = url
+        self.re: int | None = None  # the id of the message it refuses, when a decoder could read one
         self.fatal = code in FATAL_CODES if fatal is None else fatal
 
     @classmethod

@@ -1,50 +1,58 @@
 """The message catalogue: what a client may send, and builders for everything the server sends.
 
-``parse_client`` checks a decoded client map against ``CLIENT_MESSAGES``. The reply builders check what
-they build against ``SERVER_REPLIES`` / ``SERVER_PUSHES``, so the server never writes an envelope by
-hand and never sends a field that ``protocol/SPEC.md`` does not describe. The pushes a table sends on
-every step (``event``, ``view``) are built without a check, on the hot path (``protocol.frames``); the
-tests hold every frame to the same catalogue with ``check_server``.
+``decode_client`` turns a client's frame into its typed message (``protocol.client_messages``), refusing it with
+the words of ``parse_client``, which checks a decoded map against ``CLIENT_MESSAGES`` (read from those structs).
+The reply builders check what they build against
+``SERVER_REPLIES`` / ``SERVER_PUSHES``, so the server never writes an envelope by hand and never sends a field that
+``protocol/SPEC.md`` does not describe. The pushes a table sends on every step (``event``, ``view``) are built
+without a check, on the hot path (``protocol.frames``); the tests hold every frame to the same catalogue with
+``check_server``.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, fields
 from functools import lru_cache
-from typing import Literal, NotRequired, TypedDict
-from protocol.codec import Limits
+from typing import Literal, NotRequired, TypedDict, TypeVar
+
+import msgspec
+
+from protocol import client_messages as catalogue
+from protocol.client_messages import (  # noqa: F401 (spelled there once, read from here too)
+    ADMIN_ACTIONS,
+    HISTORY_PAGE,
+    MAX_SEATS,
+    REPLAY_PAGE,
+    SERVER_ADMIN,
+    TABLE_ADMIN,
+    TABLE_REQUESTS,
+    AnyClientMessage,
+    ClientMessage,
+)
+from protocol.codec import Limits, check_part, decode
 from protocol.errors import ProtocolError
-from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Pattern, Record, SchemaError, Spec, Str
-from protocol.values import Map, Message, ReadMap, Value
+from protocol.schema import AnyMap, Bool, Enum, Float, Int, List, Nullable, Record, SchemaError, Spec, Str
+from protocol.values import Map, ReadMap
 
 PROTOCOL_VERSION = 2  # the shape SPEC.md describes; a change of shape changes it (SPEC.md's change log)
 VERSIONS_SPOKEN = (PROTOCOL_VERSION,)
 
-MAX_SEATS = 16
 MAX_LISTED_TABLES = 1024
 MAX_ERROR_MESSAGE = 512
-HISTORY_PAGE = 256  # events in one `history` answer at most (and never more than HISTORY_PAGE_BYTES)
 HISTORY_PAGE_BYTES = 60_000  # under the smallest frame limit a client may have (SPEC.md: 64 KiB)
-REPLAY_PAGE = 256  # steps in one `replay` answer at most (and never more than HISTORY_PAGE_BYTES)
 MAX_LISTED_RATINGS = 256  # ladder rows in one `ratings` answer (about 120 bytes each: well under 64 KiB)
 
-REQUEST_ID = Int(0, 2**31 - 1)
+REQUEST_ID = catalogue.spec_of(catalogue.RequestId)
 # a table's id: t7, or on a cluster w2-t7 (worker 2's: server/cluster/names.py); ASCII digits only, no leading zero
-TABLE = Pattern(64, r"(?:w[1-9][0-9]*-)?t[1-9][0-9]*", "table id (t7; w2-t7 on a cluster)")
-GAME = Str(32, min_len=1)
+TABLE = catalogue.spec_of(catalogue.TableId)
+GAME = catalogue.spec_of(catalogue.GameName)
 SEAT = Int(0, MAX_SEATS - 1)
 MILLIS = Int(0, 2**63 - 1)
 MAX_RTT_MS = 2**31 - 1
 RTT = Int(0, MAX_RTT_MS)  # a round trip the server timed, in ms
-ADMIN_TOKEN = Str(256, min_len=1)
-# The request kinds, each spelled here once: the server's router (server/connection.py), the table's session
-# (server/session.py) and SPEC.md's check (tests/protocol) read them from here.
-TABLE_REQUESTS = ("join", "watch", "leave", "resume", "act", "view")  # client messages a table handles
-TABLE_ADMIN = {"pause": "pause_clocks", "unpause": "unpause_clocks", "close": "close_table"}  # action -> the
-# table's request it becomes (an organiser's, with the admin token: only `admin` carries them)
-SERVER_ADMIN = ("kick", "connections", "publish")  # admin actions the server answers itself
-ADMIN_ACTIONS = (*TABLE_ADMIN, *SERVER_ADMIN)
-TOPIC = Str(64, min_len=1)
+TOPIC = catalogue.spec_of(catalogue.Topic)
+# The request kinds are spelled once, in protocol.client_messages: the server's router (server/requests.py), the
+# table's session (server/session.py) and SPEC.md's check (tests/protocol) read them from there.
 CONNECTION_SUMMARY = Record(
     {
         "conn": Int(1, 2**62),
@@ -75,37 +83,7 @@ class ConnectionSummary(TypedDict):
     rtt_last_ms: NotRequired[int]
 
 
-def _request(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None) -> Record:
-    return Record(required or {}, {"id": REQUEST_ID, **(optional or {})})
-
-
-CLIENT_MESSAGES: dict[str, Record] = {
-    "hello": _request({"version": Int(0, 2**31 - 1), "client": Str(64)}),
-    "tables": _request(),
-    "create": _request(
-        {"game": GAME, "seats": Int(1, MAX_SEATS)},
-        {"seed": Int(0, 2**63 - 1), "time_scale": Float(0.001, 10000), "options": AnyMap(32), "admin": ADMIN_TOKEN,
-         "rated": Bool()},
-    ),
-    "join": _request({"table": TABLE, "name": Str(64, min_len=1)},
-                     {"views": Bool(), "key": Str(64, min_len=16), "entrant_key": Str(64, min_len=16)}),
-    "watch": _request({"table": TABLE}, {"views": Bool()}),
-    "leave": _request({"table": TABLE}),
-    "resume": _request(
-        {"table": TABLE, "token": Str(128, min_len=1), "last_seq": Int(0, 2**62)}, {"views": Bool()}
-    ),
-    "act": _request({"table": TABLE, "command": AnyMap(32)}, {"key": Str(64, min_len=1)}),
-    "view": _request({"table": TABLE}),
-    "history": _request({"table": TABLE, "after": Int(0, 2**62)}, {"limit": Int(1, HISTORY_PAGE)}),
-    "ping": _request(),
-    "admin": _request(
-        {"token": ADMIN_TOKEN, "action": Enum(ADMIN_ACTIONS)},
-        {"table": TABLE, "conn": Int(1, 2**62), "topic": TOPIC, "data": AnyMap(256), "hold": Bool()},
-    ),
-    "bulletin": _request({"topic": TOPIC}, {"follow": Bool()}),
-    "ratings": _request(optional={"game": GAME}),
-    "replay": _request({"table": TABLE, "after": Int(0, 2**62)}, {"limit": Int(1, REPLAY_PAGE)}),
-}
+CLIENT_MESSAGES: dict[str, Record] = {kind: catalogue.record_of(cls) for kind, cls in catalogue.KINDS.items()}
 
 
 def _reply(required: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None) -> Record:
@@ -222,7 +200,7 @@ SERVER_PUSHES: dict[str, Record] = {
 }
 
 
-def parse_client(obj: ReadMap) -> Message:
+def parse_client(obj: ReadMap) -> Map:
     """Check a decoded client map; return ``{"type": ..., **fields}`` or raise ``ProtocolError``."""
     if "type" not in obj:
         raise ProtocolError("missing_field", "type: required field is missing")
@@ -247,14 +225,71 @@ def request_id(obj: ReadMap) -> int | None:
         return None
 
 
-def _build(kind: str, spec: Record, body: Map, re: int | None) -> Message:
+_TYPED = msgspec.msgpack.Decoder(AnyClientMessage)
+M = TypeVar("M", bound=ClientMessage)
+
+
+def decode_client(frame: bytes | str, limits: Limits) -> AnyClientMessage:
+    """One client frame to its typed message, or ``ProtocolError`` (``re``: the refused message's id, when it has a
+    valid one).
+
+    The typed decoder only accepts: a frame it takes is one ``codec.decode`` and ``parse_client`` take too (short
+    enough for no size limit to bite, its free-form map walked as the codec walks it). Whatever it does not take
+    goes the reference way, which accepts it or words the refusal, so every code and message is that path's."""
+    if type(frame) is bytes and len(frame) <= limits.unbounded_below:
+        try:
+            msg = _TYPED.decode(frame)
+        except (msgspec.DecodeError, ValueError):  # a field out of its bounds, nesting past msgspec's own, ...
+            pass
+        else:
+            part = catalogue.FREE_FORM.get(type(msg))
+            value = None if part is None else getattr(msg, part)
+            if type(value) is not dict:
+                return msg
+            try:
+                check_part(value, catalogue.FREE_FORM_DEPTH, limits)
+                return msg
+            except ProtocolError:
+                pass
+    return parse_message(decode(frame, limits))
+
+
+def parse_message(raw: ReadMap) -> AnyClientMessage:
+    """A decoded client map to its typed message, checked against the catalogue (``parse_client``'s refusals, with
+    ``re`` set)."""
+    try:
+        checked = parse_client(raw)
+    except ProtocolError as err:
+        err.re = request_id(raw)
+        raise
+    typed: AnyClientMessage = msgspec.convert(checked, AnyClientMessage)
+    return typed
+
+
+def parse_as(kind: type[M], raw: ReadMap) -> M:
+    """``raw`` as a message of ``kind`` (a map relayed between workers, say), or ``ProtocolError``."""
+    msg = parse_message(raw)
+    if not isinstance(msg, kind):
+        raise ProtocolError("bad_field", f"type: expected {kind.__struct_config__.tag}")
+    return msg
+
+
+def as_map(msg: ClientMessage) -> Map:
+    """``msg`` as the map ``parse_client`` gives (its ``type`` and the fields it carries; a field at its default may
+    be left out), for what still takes maps (the table's requests, a cluster's relay)."""
+    built: Map = msgspec.to_builtins(msg)
+    return built
+
+
+def _build(kind: str, spec: Record, body: dict[str, object], re: int | None) -> Map:
     if re is not None:
         body["re"] = re
     return {"type": kind, **spec.check(body)}
 
 
-def reply(kind: str, re: int | None, **body: Value) -> Message:
-    """A direct reply (``tables``, ``created``, ``joined``, ``watching``, ``left``, ``resumed``, ``ok``, ...)."""
+def reply(kind: str, re: int | None, **body: object) -> Map:
+    """A direct reply (``tables``, ``created``, ``joined``, ``watching``, ``left``, ``resumed``, ``ok``, ...); its
+    fields may be any values (a ``TypedDict`` row, say): the catalogue checks them, whatever their static type."""
     return _build(kind, SERVER_REPLIES[kind], body, re)
 
 
@@ -264,7 +299,7 @@ def ok(re: int | None, answer: Answer) -> Ok:
     return {"type": "ok", **answer} if re is None else {"type": "ok", "re": re, **answer}
 
 
-def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> Message:
+def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> Map:
     """``display``: each game the server runs, by name, with what a client shows of it (its title, its currency)."""
     return reply(
         "welcome", re, version=PROTOCOL_VERSION, versions=list(VERSIONS_SPOKEN), server_time=server_time,
@@ -278,17 +313,17 @@ def _limits_map(limits: Limits) -> Map:
     return asdict(limits)
 
 
-def pong(*, re: int | None, server_time: int, **round_trip: int) -> Message:
+def pong(*, re: int | None, server_time: int, **round_trip: int) -> Map:
     """``round_trip``: the connection's ``rtt_ms`` and ``rtt_last_ms``, once the server has timed one."""
     return reply("pong", re, server_time=server_time, **round_trip)
 
 
-def error(err: ProtocolError, *, re: int | None = None, table: str | None = None) -> Message:
+def error(err: ProtocolError, *, re: int | None = None, table: str | None = None) -> Map:
     """The error reply for ``err``; a message longer than ``MAX_ERROR_MESSAGE`` is cut short.
 
     ``table`` must be an id that passed ``parse_client``: the builder checks it like any other field.
     """
-    body: Map = {"code": err.code, "message": err.message[:MAX_ERROR_MESSAGE]}
+    body: dict[str, object] = {"code": err.code, "message": err.message[:MAX_ERROR_MESSAGE]}
     if err.reason is not None:
         body["reason"] = err.reason
     if err.url is not None:
@@ -298,7 +333,7 @@ def error(err: ProtocolError, *, re: int | None = None, table: str | None = None
     return _build("error", SERVER_PUSHES["error"], body, re)
 
 
-def check_server(msg: Message) -> Message:
+def check_server(msg: Map) -> Map:
     """Check a decoded server message against the catalogue (for tests: the hot path does not)."""
     kind = msg.get("type")
     spec = (SERVER_REPLIES.get(kind) or SERVER_PUSHES.get(kind)) if isinstance(kind, str) else None

@@ -18,7 +18,7 @@ Value: TypeAlias = Union[None, bool, int, float, str, bytes, Sequence["Value"], 
 Map: TypeAlias = dict[str, Value]  # a map of values whose keys the protocol leaves open
 ReadMap: TypeAlias = Mapping[str, Value]  # the same, as a parameter that is only read
 
-Message: TypeAlias = Map  # a whole message: a decoded client frame, or a server message before it is encoded
+Message: TypeAlias = Map  # a whole message as a map: a server's before it is encoded, a client's as a table takes it
 ViewPart: TypeAlias = Map  # a part of a game's view: its static, public or private part, or their union
 EventData: TypeAlias = Map  # an event's fields besides its type and time (each game's own)
 WireEvent: TypeAlias = Map  # an event as a seat gets it: its ``type``, its time ``at`` and its data (or {})

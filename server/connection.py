@@ -16,11 +16,12 @@ closed). Round trips are timed by pings sent from one task for all (``time_round
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import trio
 
 from protocol import messages
+from protocol.client_messages import AnyClientMessage, ClientMessage, Hello
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
 from protocol.values import ReadMap
@@ -153,7 +154,7 @@ class Connection:
             if frame is None:
                 return not self.ws.over
             msg = self._checked(frame)
-            if msg is not None:
+            if isinstance(msg, ClientMessage):
                 self._pending = requests.handle(self, msg)
             if self.closed:
                 return False
@@ -190,31 +191,35 @@ class Connection:
             return {}
         return {"rtt_ms": min(smoothed, messages.MAX_RTT_MS), "rtt_last_ms": min(last, messages.MAX_RTT_MS)}
 
-    async def _receive(self) -> dict[str, object] | None:
+    async def _receive(self) -> AnyClientMessage | None:
         """The next frame decoded, or None when the connection is over. Bad frames are answered here. Read, parsed and
         checked in the address's turns, as every later message is: what comes before a hello costs its address too."""
         while not self.closed:
             await self.ws.wait_input()
             msg = await self._in_turn(self._next_checked)
+            if msg is False:  # a first message refused: no hello, the connection ends with a close (SPEC.md: hello)
+                self.close("protocol error: the first message was refused")
+                return None
             if msg is not None:
                 return msg
             if self.ws.over:
                 return None
         return None
 
-    def _next_checked(self) -> dict[str, object] | None:
+    def _next_checked(self) -> AnyClientMessage | Literal[False] | None:
         frame = self.ws.receive_nowait()
         return None if frame is None else self._checked(frame)
 
-    def _checked(self, frame: bytes | str) -> dict[str, object] | None:
-        """``frame`` decoded, if it is within the rates and decodes; else answered here, and None."""
+    def _checked(self, frame: bytes | str) -> AnyClientMessage | Literal[False] | None:
+        """``frame`` as its typed message, if it is within the rates and fits the catalogue; else answered here
+        (with its ``re`` when it has a valid ``id``): False when it was refused, None when it was over the rates."""
         if not self._within_rates(frame):
             return None
         try:
-            return decode(frame, self.limits)
+            return messages.decode_client(frame, self.limits)
         except ProtocolError as err:
-            self.fail(err, None)
-        return None
+            self.fail(err, err.re)
+        return False
 
     def _within_rates(self, frame: bytes | str) -> bool:
         """Takes ``frame`` from this connection's rates, then from its address's (shared by all its
@@ -267,21 +272,20 @@ class Connection:
         if err.fatal:
             self.close(f"protocol error: {err.code}")
 
-    def _hello(self, raw: dict[str, object]) -> bool:
-        re = messages.request_id(raw)
+    def _hello(self, msg: AnyClientMessage) -> bool:
+        re = msg.re
         try:
-            msg = messages.parse_client(raw)
-            if msg["type"] != "hello":
+            if not isinstance(msg, Hello):
                 raise ProtocolError("hello_required", "the first message must be hello")
-            if msg["version"] not in messages.VERSIONS_SPOKEN:
+            if msg.version not in messages.VERSIONS_SPOKEN:
                 spoken = ", ".join(map(str, messages.VERSIONS_SPOKEN))
                 raise ProtocolError("version_unsupported", f"this server speaks protocol version {spoken}, not "
-                                    f"{msg['version']}: see the change log in protocol/SPEC.md")
+                                    f"{msg.version}: see the change log in protocol/SPEC.md")
         except ProtocolError as err:
             self.fail(err, re)
             return False
-        self.client_name = msg["client"]
-        self.log = self.log.bind(client=msg["client"])
+        self.client_name = msg.client
+        self.log = self.log.bind(client=msg.client)
         self.send(messages.welcome(re=re, server_time=self.lobby.clock.now_ms(), limits=self.limits,
                                    display={name: manifest.display() for name, manifest in MANIFESTS.items()}))
         self.welcomed = True

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from protocol import messages
+from protocol.client_messages import Create, Join, given
 from protocol.errors import ProtocolError
-from protocol.values import Map, Message, Value
+from protocol.values import Map, Value
 from server import logs
 from server.ratings import RatingsError, RatingStore, rate_result
 
@@ -67,18 +68,17 @@ class Rater:
         return self.store.db.execute("SELECT 1 FROM rated_table WHERE id = ?",
                                      (self.game_id(table_id),)).fetchone() is not None
 
-    def join(self, table_id: str, msg: Mapping[str, Any]) -> str:
+    def join(self, table_id: str, msg: Join) -> str:
         """The name a join plays under: its entrant's, when it gives a key (noted for this table); the typed one
         otherwise. ``ProtocolError`` for a key that proves no one, and, at a rated table, for a registered
         entrant's name typed without its key."""
-        key = msg.get("entrant_key")
-        name = str(msg["name"])
+        key, name = given(msg.entrant_key), msg.name
         if key is None:
             if self.is_rated(table_id) and self.store.registered(name):
                 raise ProtocolError("bad_field", f"name: {name!r} is a registered entrant at this rated table: join "
                                     "with its entrant_key, or under another name")
             return name
-        entrant = self.store.entrant_of_key(str(key))
+        entrant = self.store.entrant_of_key(key)
         if entrant is None:
             raise ProtocolError("bad_field", "entrant_key: not a key this server's organiser issued (or one replaced "
                                 "since)")
@@ -110,12 +110,11 @@ class Rater:
         return rated
 
 
-def ratings_reply(rater: Rater | None, msg: Mapping[str, Any], re: int | None) -> Message:
-    """The ``ratings`` reply: the best ``MAX_LISTED_RATINGS`` rows of the ladder (of ``msg``'s game, if it names
+def ratings_reply(rater: Rater | None, game: str | None, re: int | None) -> Map:
+    """The ``ratings`` reply: the best ``MAX_LISTED_RATINGS`` rows of the ladder (of ``game``, if the request names
     one), and how many there are; none from a server that keeps no ratings."""
-    game = msg.get("game")
     with _unwritten("the ladder cannot be read now"):
-        rows = [] if rater is None else rater.store.ladder(None if game is None else str(game))
+        rows = [] if rater is None else rater.store.ladder(game)
     listed: list[Value] = [cast(Map, r.to_dict()) for r in rows[: messages.MAX_LISTED_RATINGS]]
     return messages.reply("ratings", re, ratings=listed, total=len(rows))
 
@@ -145,12 +144,12 @@ def _unwritten(what: str) -> Iterator[None]:
         raise ProtocolError("internal", f"the ratings file failed ({exc}): {what}") from None
 
 
-def may_rate(rater: Rater | None, msg: Mapping[str, Any]) -> Rater | None:
+def may_rate(rater: Rater | None, msg: Create) -> Rater | None:
     """The rater a ``create`` asking for a rated table is noted by; None when it does not ask. ``ProtocolError``
     when it may not be rated: its creator chose its seed, or the server keeps no ratings."""
-    if not msg.get("rated"):
+    if not msg.rated:
         return None
-    if "seed" in msg:
+    if given(msg.seed) is not None:
         raise ProtocolError("bad_field", "rated: a table whose seed its creator chose is never rated (its deal "
                             "can be known in advance); leave out seed or rated")
     if rater is None:
@@ -158,12 +157,12 @@ def may_rate(rater: Rater | None, msg: Mapping[str, Any]) -> Rater | None:
     return rater
 
 
-def rated_name(rater: Rater | None, table_id: str, msg: Mapping[str, Any]) -> str:
+def rated_name(rater: Rater | None, table_id: str, msg: Join) -> str:
     """The name a ``join`` plays under (``Rater.join``); a key given to a server that keeps no ratings is refused."""
     if rater is not None:
         with _unwritten("the seat is not taken"):
             return rater.join(table_id, msg)
-    if "entrant_key" in msg:
+    if given(msg.entrant_key) is not None:
         raise ProtocolError("bad_field", "entrant_key: this server keeps no ratings (it runs without a data "
                             "directory)")
-    return str(msg["name"])
+    return msg.name

@@ -1,20 +1,43 @@
-"""What a welcomed connection's requests do: each message after ``hello``, checked against the protocol's catalogue
-(``protocol.messages``) and routed to what answers it (``handle``).
+"""What a welcomed connection's requests do: each message after ``hello``, decoded into its typed message
+(``protocol.client_messages``) and routed by its type to what answers it (``handle``).
 
 The server answers its own requests here and at once: ``ping``, ``tables``, ``bulletin``, ``create`` and the
 organiser's ``admin`` actions on the server itself (``connections``, ``publish``, ``kick``). A table's requests, and
-the organiser's actions on a table, go to the table's task as a ``server.table.Request``. A ``history`` page may
-have to wait for a replay from the journal: it is a coroutine, which the connection's reader awaits out of its
-address's turn. On a cluster (``server.cluster``) a new table goes to the least-loaded worker, and an organiser's
+the organiser's actions on a table, go to the table's task as a ``server.table.Request`` (which still carries the
+message as a map). A ``history`` page may have to wait for a replay from the journal: it is a coroutine, which the
+connection's reader awaits out of its address's turn. On a cluster (``server.cluster``) a new table goes to the least-loaded worker, and an organiser's
 request about a table or a connection another worker holds is asked of that worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from protocol import messages
+from protocol.client_messages import (
+    Act,
+    Admin,
+    AnyClientMessage,
+    Bulletin,
+    Create,
+    Hello,
+    History,
+    Join,
+    Leave,
+    Ping,
+    Ratings,
+    Replay,
+    Resume,
+    TableRequest,
+    Tables,
+    View,
+    Watch,
+    given,
+    kind_of,
+)
 from protocol.errors import ProtocolError
 from server import history, replay_steps
 from server.journal import JournalCorrupt
@@ -30,101 +53,67 @@ REPLAY_ROOM = REPLAY_LIMIT + 2
 REPLAY_ROOM_BYTES = 4 << 20
 
 
-class CreateRequest(TypedDict):
-    """A ``create`` as ``messages.parse_client`` checked it."""
-
-    type: str
-    id: NotRequired[int]
-    game: str
-    seats: int
-    seed: NotRequired[int]
-    time_scale: NotRequired[float]
-    options: NotRequired[dict[str, object]]
-    admin: NotRequired[str]
-    rated: NotRequired[bool]
-
-
-class HistoryRequest(TypedDict):
-    """A ``history`` as ``messages.parse_client`` checked it."""
-
-    type: str
-    id: NotRequired[int]
-    table: str
-    after: int
-    limit: NotRequired[int]
-
-
-class AdminRequest(TypedDict):
-    """An ``admin`` as ``messages.parse_client`` checked it."""
-
-    type: str
-    id: NotRequired[int]
-    token: str
-    action: str
-    table: NotRequired[str]
-    conn: NotRequired[int]
-    topic: NotRequired[str]
-    data: NotRequired[dict[str, object]]
-
-
-def handle(conn: Connection, raw: dict[str, object]) -> Awaitable[None] | None:
-    """Answers one message at once; or, for a history page that may have to wait for a replay, returns the
-    coroutine that does."""
-    re = messages.request_id(raw)
+def handle(conn: Connection, msg: AnyClientMessage) -> Awaitable[None] | None:
+    """Answers one message (decoded and checked: ``messages.decode_client``) at once; or, for a history page that
+    may have to wait for a replay, returns the coroutine that does."""
+    re = msg.re
     try:
-        msg = messages.parse_client(raw)
-        kind = msg["type"]
-        if kind == "hello":
-            raise ProtocolError("hello_required", "hello is only for the first message", fatal=False)
-        if kind == "ping":
-            conn.send(messages.pong(re=re, server_time=conn.lobby.clock.now_ms(), **conn.round_trip()))
-        elif kind == "tables":
-            away = [] if conn.server.cluster is None else conn.server.cluster.away()  # workers not listed (cluster)
-            conn.send(messages.reply("tables", re, tables=conn.lobby.summaries()[: messages.MAX_LISTED_TABLES],
-                                     **({"away": away} if away else {})))
-        elif kind == "admin":
-            _admin(conn, cast(AdminRequest, msg), re)
-        elif kind == "bulletin":
-            if msg.get("follow") and msg["topic"] not in conn.topics:
-                if len(conn.topics) >= conn.client_limits.topics_per_client:
-                    raise ProtocolError("rate_limited", "a connection may follow at most "
-                                        f"{conn.client_limits.topics_per_client} bulletin topics")
-                conn.lobby.follow(msg["topic"], conn)
-                conn.topics.add(msg["topic"])
-            conn.send(conn.lobby.bulletin(msg["topic"], re))
-        elif kind == "create":
-            _may_create(conn, cast(CreateRequest, msg))
-            cluster = conn.server.cluster  # on a cluster, the least-loaded worker gets it (server/cluster/)
-            if cluster is None or not cluster.create_elsewhere(conn, msg, re):
-                create_here(conn, cast(CreateRequest, msg), re)
-            conn.created += 1
-        elif kind == "history":
-            return _history(conn, cast(HistoryRequest, msg), re)
-        elif kind == "ratings":  # the ladder (server/rated_tables.py)
-            conn.send(ratings_reply(conn.server.rater, msg, re))
-        elif kind == "replay":  # a finished game, step by step (server/replay_steps.py)
-            return _replay(conn, cast(HistoryRequest, msg), re)
-        else:
-            assert kind in messages.TABLE_REQUESTS
-            table = conn.lobby.get(msg["table"])
-            if kind == "join":  # plays under its entrant's name when it proves one (server/rated_tables.py)
-                msg["name"] = rated_name(conn.server.rater, table.id, msg)
-            conn.tables.add(table.id)
-            if kind == "resume":  # the missed events come all at once: not a sign of a slow client
-                conn.ws.burst.grant(REPLAY_ROOM, REPLAY_ROOM_BYTES)
-            table.submit(Request(kind, conn, msg))
+        match msg:
+            case Act() | Join() | Watch() | Leave() | Resume() | View():
+                _to_table(conn, msg)
+            case Hello():
+                raise ProtocolError("hello_required", "hello is only for the first message", fatal=False)
+            case Ping():
+                conn.send(messages.pong(re=re, server_time=conn.lobby.clock.now_ms(), **conn.round_trip()))
+            case Tables():
+                away = [] if conn.server.cluster is None else conn.server.cluster.away()  # workers not listed
+                conn.send(messages.reply("tables", re, tables=conn.lobby.summaries()[: messages.MAX_LISTED_TABLES],
+                                         **({"away": away} if away else {})))
+            case Admin():
+                _admin(conn, msg, re)
+            case Bulletin():
+                if msg.follow and msg.topic not in conn.topics:
+                    if len(conn.topics) >= conn.client_limits.topics_per_client:
+                        raise ProtocolError("rate_limited", "a connection may follow at most "
+                                            f"{conn.client_limits.topics_per_client} bulletin topics")
+                    conn.lobby.follow(msg.topic, conn)
+                    conn.topics.add(msg.topic)
+                conn.send(conn.lobby.bulletin(msg.topic, re))
+            case Create():
+                _may_create(conn, msg)
+                cluster = conn.server.cluster  # on a cluster, the least-loaded worker gets it (server/cluster/)
+                if cluster is None or not cluster.create_elsewhere(conn, messages.as_map(msg), re):
+                    create_here(conn, msg, re)
+                conn.created += 1
+            case History():
+                return _history(conn, msg, re)
+            case Ratings():  # the ladder (server/rated_tables.py)
+                conn.send(ratings_reply(conn.server.rater, given(msg.game), re))
+            case Replay():  # a finished game, step by step (server/replay_steps.py)
+                return _replay(conn, msg, re)
     except ProtocolError as err:
         conn.fail(err, re)
     return None
 
 
-def create_here(conn: Connection, msg: CreateRequest, re: int | None) -> None:
+def _to_table(conn: Connection, msg: TableRequest) -> None:
+    """A table's request, to the table's task."""
+    table = conn.lobby.get(msg.table)
+    if isinstance(msg, Join):  # plays under its entrant's name when it proves one (server/rated_tables.py)
+        msg = msgspec.structs.replace(msg, name=rated_name(conn.server.rater, table.id, msg))
+    conn.tables.add(table.id)
+    if isinstance(msg, Resume):  # the missed events come all at once: not a sign of a slow client
+        conn.ws.burst.grant(REPLAY_ROOM, REPLAY_ROOM_BYTES)
+    table.submit(Request(kind_of(msg), conn, messages.as_map(msg)))
+
+
+def create_here(conn: Connection, msg: Create, re: int | None) -> None:
     """Create the table ``msg`` asks for on this server (``ProtocolError`` if it may not be); answered once its
     first record is on disk."""
-    organiser = conn.server.is_admin(msg.get("admin"))  # the organiser's tables are not capped
+    organiser = conn.server.is_admin(given(msg.admin))  # the organiser's tables are not capped
     rated = may_rate(conn.server.rater, msg)
-    table = conn.lobby.create(msg["game"], msg["seats"], msg.get("seed"), msg.get("time_scale", 1.0),
-                              msg.get("options"), address=None if organiser else conn.address)
+    table = conn.lobby.create(msg.game, msg.seats, given(msg.seed), msg.time_scale, given(msg.options),
+                              address=None if organiser else conn.address)
     if rated is not None:
         rated.created(table.id)
     conn.log.info("table_created", table=table.id)
@@ -142,17 +131,17 @@ def _not_created(conn: Connection, exc: OSError, re: int | None) -> None:
         re=re))
 
 
-def _may_create(conn: Connection, msg: CreateRequest) -> None:
+def _may_create(conn: Connection, msg: Create) -> None:
     if conn.server.config.admin_token is not None:
-        if not conn.server.is_admin(msg.get("admin")):
+        if not conn.server.is_admin(given(msg.admin)):
             raise ProtocolError("forbidden", "this server lets only its organiser create tables (admin token)")
     elif conn.created >= conn.client_limits.tables_per_client:
         raise ProtocolError("rate_limited",
                             f"a connection may create at most {conn.client_limits.tables_per_client} tables")
 
 
-async def _history(conn: Connection, msg: HistoryRequest, re: int | None) -> None:
-    table_id, after, limit = msg["table"], msg["after"], msg.get("limit", messages.HISTORY_PAGE)
+async def _history(conn: Connection, msg: History, re: int | None) -> None:
+    table_id, after, limit = msg.table, msg.after, msg.limit
     lobby = conn.lobby
     try:
         table = lobby.tables.get(table_id)
@@ -163,7 +152,8 @@ async def _history(conn: Connection, msg: HistoryRequest, re: int | None) -> Non
         else:
             archived = lobby.data.archived(table_id) if lobby.data is not None else None
             if archived is None:
-                lobby.get(table_id)  # says where it is (a cluster's other worker), or that it is nowhere
+                lobby.get(table_id)  # raises: says where it is (a cluster's other worker), or that it is nowhere
+                return
             frame = await history.archived_page(lobby.history_cache, table_id, archived, after, limit, re)
     except ProtocolError as err:
         conn.fail(err, re)
@@ -175,8 +165,8 @@ async def _history(conn: Connection, msg: HistoryRequest, re: int | None) -> Non
     conn.send(frame)
 
 
-async def _replay(conn: Connection, msg: HistoryRequest, re: int | None) -> None:
-    table_id = msg["table"]
+async def _replay(conn: Connection, msg: Replay, re: int | None) -> None:
+    table_id = msg.table
     try:
         records = replay_steps.records_of(conn.lobby, table_id)
         folded = await conn.server.replays.folded(table_id, records, conn.address)
@@ -189,19 +179,18 @@ async def _replay(conn: Connection, msg: HistoryRequest, re: int | None) -> None
         conn.log.error("replay_unreadable", table=table_id, error=str(exc))
         conn.fail(ProtocolError("internal", f"the replay of {table_id} could not be read"), re)
         return
-    conn.send(replay_steps.page(table_id, folded, msg["after"], msg.get("limit", messages.REPLAY_PAGE), re))
+    conn.send(replay_steps.page(table_id, folded, msg.after, msg.limit, re))
 
 
-def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:
+def _admin(conn: Connection, msg: Admin, re: int | None) -> None:
     server = conn.server
-    forwarded = cast(dict[str, object], msg)  # as the cluster and the table take it (open maps there)
     if server.config.admin_token is None:  # no token would do: say how to give the server one
         raise ProtocolError("forbidden", "this server has no admin token: start it with --admin-token-file FILE "
                             "(make run ADMIN_TOKEN_FILE=FILE)")
-    if not server.is_admin(msg["token"]):
+    if not server.is_admin(msg.token):
         raise ProtocolError("forbidden", "admin requests need the server's admin token")
-    action = msg["action"]
-    conn.log.info("admin_request", action=action, table=msg.get("table"), target=msg.get("conn"))
+    action, table_id, target_id = msg.action, given(msg.table), given(msg.conn)
+    conn.log.info("admin_request", action=action, table=table_id, target=target_id)
     if action == "connections":
         if server.cluster is None:
             listing = [c.summary() for c in server.connections.values()]
@@ -209,16 +198,18 @@ def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:
         else:  # every worker's: asked of the others in a task of its own
             conn.lobby.nursery.start_soon(_list_cluster_connections, conn, re)
     elif action == "publish":
-        if "topic" not in msg or "data" not in msg:
+        topic, data = given(msg.topic), given(msg.data)
+        if topic is None or data is None:
             raise ProtocolError("bad_field", "topic: publish needs a topic and its data")
-        conn.lobby.publish(msg["topic"], msg["data"])
+        conn.lobby.publish(topic, data)
         if server.cluster is not None:  # and on every other worker
-            server.cluster.publish(msg["topic"], msg["data"])
+            server.cluster.publish(topic, data)
         conn.send(messages.reply("ok", re))
     elif action == "kick":
-        target = server.connections.get(msg.get("conn", 0))
+        target = server.connections.get(target_id or 0)
         cluster = server.cluster  # a connection another worker holds: that worker is asked
-        if target is None and cluster is not None and "conn" in msg and cluster.forward_kick(conn, forwarded, re):
+        if target is None and cluster is not None and target_id is not None and \
+                cluster.forward_kick(conn, messages.as_map(msg), re):
             return
         if target is None:
             raise ProtocolError("bad_field", "conn: no such connection")
@@ -227,13 +218,13 @@ def _admin(conn: Connection, msg: AdminRequest, re: int | None) -> None:
         target.close("kicked by the organiser", abort=True)
         conn.send(messages.reply("ok", re))
     else:
-        if "table" not in msg:
+        if table_id is None:
             raise ProtocolError("bad_field", f"table: {action} needs a table")
         cluster = server.cluster  # a table another worker holds: that worker is asked
-        if cluster is not None and msg["table"] not in conn.lobby.tables and \
-                cluster.forward_admin(conn, forwarded, re):
+        if cluster is not None and table_id not in conn.lobby.tables and \
+                cluster.forward_admin(conn, messages.as_map(msg), re):
             return
-        conn.lobby.get(msg["table"]).submit(Request(messages.TABLE_ADMIN[action], conn, forwarded))
+        conn.lobby.get(table_id).submit(Request(messages.TABLE_ADMIN[action], conn, messages.as_map(msg)))
 
 
 async def _list_cluster_connections(conn: Connection, re: int | None) -> None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict
 
 import trio
 from coredis import Redis
 from coredis.exceptions import RedisError
 
 from protocol import messages
+from protocol.client_messages import Create
 from protocol.codec import decode
 from protocol.errors import ERROR_CODES, ProtocolError
 from protocol.schema import AnyMap, Int, List, SchemaError, Str
@@ -31,7 +32,6 @@ from server.cluster import caps, names
 from server.cluster.directory import Directory, sick
 from server.games.fields import as_map, int_field, int_or_none, maps_field, number_or, str_field, strs_field
 from server.ports import ConnectionPort, ServerPort
-from server.requests import CreateRequest
 from server.table import Request, Table
 
 ASK_TIMEOUT_MS = 3000
@@ -225,7 +225,7 @@ class Relay:
         tracked = address is not None and place is not None
         try:
             before = set(self.lobby.live) if tracked else set()
-            requests.create_here(conn, cast(CreateRequest, messages.parse_client(dict(msg))), re)
+            requests.create_here(conn, messages.parse_as(Create, dict(msg)), re)
             table = next((self.lobby.live[t] for t in set(self.lobby.live) - before), None) if tracked else None
         except ProtocolError as err:
             conn.send(messages.error(err, re=re))

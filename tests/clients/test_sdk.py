@@ -238,20 +238,21 @@ async def test_a_refused_command_is_a_line_on_stderr_by_default(server, autojump
 def answering_unavailable(monkeypatch: pytest.MonkeyPatch, kinds: dict[str, int]) -> list[str]:
     """The server answers the first ``kinds[kind]`` requests of each kind with `unavailable`, as a cluster's worker
     does before it has read the directory; the kinds of every request it sees are returned, in order."""
+    from protocol.client_messages import kind_of
     from protocol.errors import ProtocolError
     from server import requests
 
     seen: list[str] = []
     handle = requests.handle
 
-    def flaky(conn: Any, raw: dict[str, Any]) -> Any:
-        kind = str(raw.get("type"))
+    def flaky(conn: Any, msg: Any) -> Any:
+        kind = kind_of(msg)
         seen.append(kind)
         if kinds.get(kind, 0) > 0:
             kinds[kind] -= 1
-            conn.fail(ProtocolError("unavailable", "this worker has not yet read the directory"), raw.get("id"))
+            conn.fail(ProtocolError("unavailable", "this worker has not yet read the directory"), msg.re)
             return None
-        return handle(conn, raw)
+        return handle(conn, msg)
 
     monkeypatch.setattr(requests, "handle", flaky)
     return seen

@@ -1,10 +1,12 @@
 """Coverage-guided fuzzing (atheris, libFuzzer) of everything that reads a client's bytes:
-``protocol.codec.decode``, ``protocol.messages.parse_client`` and ``request_id``, every game's command
+``protocol.codec.decode``, ``protocol.messages.parse_client`` and ``request_id`` (and the typed decoder the server
+uses, ``decode_client``, which must answer as they do), every game's command
 catalogue (``parse_command``) and table options (``check_options``), and an ``act``'s command applied by
 every seat to a copy of each game's engine just started.
 
 The target's contract: whatever the bytes, each step returns or raises its own refusal (``ProtocolError``,
-``SchemaError``, ``IllegalAction``, ``ValueError`` for options); anything else is a crash, and libFuzzer
+``SchemaError``, ``IllegalAction``, ``ValueError`` for options), and the typed decoder gives the same message or
+the same refusal; anything else is a crash, and libFuzzer
 stops and keeps the input. The corpus starts from messages of every client type (``tests.faults.hostile``), written to a
 temporary directory unless one is given.
 
@@ -28,9 +30,9 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 with atheris.instrument_imports(include=["protocol", "server.games"]):
-    from protocol.codec import decode
+    from protocol.codec import Limits, decode
     from protocol.errors import ProtocolError
-    from protocol.messages import parse_client, request_id
+    from protocol.messages import decode_client, parse_client, parse_message, request_id
     from protocol.schema import SchemaError
     from server.games import GAMES, IllegalAction, discover, new_game
     from server.games.base import parse_command
@@ -42,16 +44,28 @@ PLAYERS = 3
 STARTED = {name: new_game(name, PLAYERS, seed=1) for name in GAMES}  # each engine at its start
 
 
+def typed(data: bytes) -> tuple[object, ...]:
+    """What the server's typed decoder answers: the message, or its refusal."""
+    try:
+        return ("accepted", decode_client(data, Limits()))
+    except ProtocolError as err:
+        return (err.code, err.message, err.re)
+
+
 def one_input(data: bytes) -> None:
+    answer = typed(data)
     try:
         message = decode(data)
-    except ProtocolError:
+    except ProtocolError as err:
+        assert answer == (err.code, err.message, None), answer
         return
-    request_id(message)
+    re = request_id(message)
     try:
         parsed = parse_client(message)
-    except ProtocolError:
+    except ProtocolError as err:
+        assert answer == (err.code, err.message, re), answer
         return
+    assert answer == ("accepted", parse_message(message)), answer
     if parsed["type"] == "act":
         for name, cls in GAMES.items():
             try:

@@ -198,6 +198,11 @@ FATAL_CASES = [
     ("before hello", False, encode({"type": "tables", "id": 3}), "hello_required", 3),
     ("unsupported version", False, encode({"type": "hello", "id": 3, "version": 1, "client": "x"}),
      "version_unsupported", 3),
+    # a first message that does not fit the catalogue: answered, then closed as any refused hello is
+    ("hello with a bad field", False, encode({"type": "hello", "id": 3, "version": "2", "client": "x"}), "bad_field",
+     3),
+    ("hello missing a field", False, encode({"type": "hello", "id": 3, "client": "x"}), "missing_field", 3),
+    ("first message of no type", False, encode({"type": "dance", "id": 3}), "unknown_type", 3),
 ]
 
 
@@ -209,7 +214,7 @@ async def test_fatal_protocol_error_answered_then_connection_closed(server, auto
         error = await client.expect(lambda m: m["type"] == "error")
         assert error["code"] == code and error["message"] and error.get("re") == re
         closed = await client.wait_closed()
-        assert closed.code == POLICY_VIOLATION
+        assert closed.code == POLICY_VIOLATION and closed.reason != "no hello in time"  # at once, not at the timeout
         assert [m["type"] for m in client.frames] == (["welcome"] if hello else []) + ["error"]
 
 

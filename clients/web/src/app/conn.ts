@@ -1,6 +1,7 @@
 // The page's one connection to the server it was served from, and hooks to follow it.
 import { useEffect, useState } from "preact/hooks";
 import { Client } from "../protocol/index.js";
+import type { ServerEventMessage } from "../protocol/messages";
 
 export const wsUrl = typeof location === "undefined" ? "ws://127.0.0.1:8765/" // under Node (unit tests)
   : `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
@@ -13,7 +14,7 @@ export type Logged = { seq: number; time: number; event: Record<string, any> };
 const logs = new Map<string, Logged[]>();
 const LOG_MAX = 300;
 
-client.on("event", (msg: any) => {
+client.on("event", (msg: ServerEventMessage) => {
   const log = logs.get(msg.table) ?? [];
   if (!log.length || msg.seq > log[log.length - 1].seq) log.push({ seq: msg.seq, time: msg.time, event: msg.event });
   if (log.length > LOG_MAX) log.splice(0, log.length - LOG_MAX);
