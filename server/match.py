@@ -8,8 +8,8 @@ replay files (``Match.replay``: ``apply`` of each record) and ``parsimonia simul
 so what a journal replays to is what was played.
 
 Failure is a state, as in h11: a refusal (``IllegalAction``, a malformed command) changes nothing and is answered;
-any other exception from the rules stops the match with reason ``server_error``, and its record is kept, so a
-replay stops at the same point the same way.
+any other exception from the rules stops the match with reason ``server_error``, its record kept, so a replay
+stops there the same way.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class Match:
         ``illegal_action`` with the game's reason, ``table_full``, ``bad_field``) changes nothing and journals
         nothing. An ``EndRecord`` (a replay's) is only checked against the result reached (``ReplayMismatch``)."""
         if isinstance(record, EndRecord):
-            self._check_end(record)
+            _check_end(self, record)
             return _made(self.seq, self.seq, {})
         before, self._end = self.seq, None
         created = self._take(record)  # raises a refusal before anything changes
@@ -181,11 +181,14 @@ class Match:
         if isinstance(record, TickRecord):
             self._tick(record.at)
         elif isinstance(record, JoinRecord):
-            self._join(record)
+            self.seats = sorted([*self.seats, _new_seat(self, record)], key=lambda s: s.index)
         elif isinstance(record, LeaveRecord):
             self.seats = [s for s in self.seats if s.index != record.seat]
         elif isinstance(record, StartRecord):
-            self._start(record.at)
+            self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, record.at)
+            self.state, self.started_at = RUNNING, record.at
+            seats: list[Value] = [{"seat": s.index, "name": s.name} for s in self.seats]
+            self._publish([Event("game_started", record.at, {"seats": seats})], record.at)
         elif isinstance(record, PauseRecord):
             self._pause(record.at, record.hold)
         elif isinstance(record, UnpauseRecord):  # or a ResumeRecord: its older name
@@ -208,22 +211,6 @@ class Match:
 
     # ------------------------------------------------------------------ what each input does
 
-    def _join(self, record: JoinRecord) -> None:
-        """Seat numbers never change once given (a seat freed by a leave before the start is reused)."""
-        taken = {s.index for s in self.seats}
-        if self.state != WAITING or len(taken) >= self.seat_count:
-            raise ProtocolError("table_full", "every seat at this table is taken")
-        seat = Seat(next(i for i in range(self.seat_count) if i not in taken), record.name, record.token, record.key)
-        self.seats.append(seat)
-        self.seats.sort(key=lambda s: s.index)
-
-    def _start(self, at: int) -> None:
-        self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
-        self.state = RUNNING
-        self.started_at = at
-        seats: list[Value] = [{"seat": s.index, "name": s.name} for s in self.seats]
-        self._publish([Event("game_started", at, {"seats": seats})], at)
-
     def _command(self, record: CmdRecord) -> dict[str, int]:
         """A seat's command, if it may come now and the rules take it."""
         if self.state == OVER:
@@ -240,8 +227,9 @@ class Match:
         except IllegalAction as exc:
             self.rejected += 1
             raise ProtocolError("illegal_action", exc.message, reason=exc.code) from None
-        except Exception as exc:
-            self._fail(at, exc)
+        except Exception as exc:  # the rules broke: this match stops, with reason server_error
+            self.failure = exc
+            self._finish(at, ended="server_error")
             return {}
         self.actions += 1
         before = self.seq
@@ -257,7 +245,8 @@ class Match:
         try:
             events = self.engine.advance(at)
         except Exception as exc:
-            self._fail(at, exc)
+            self.failure = exc
+            self._finish(at, ended="server_error")
             return
         self._publish(events, at)
 
@@ -288,11 +277,6 @@ class Match:
         self._finish(at, ended=ended)
 
     # ------------------------------------------------------------------ the end, and the history
-
-    def _fail(self, at: int, exc: Exception) -> None:
-        """The rules raised something other than a refusal: this match stops, with reason server_error."""
-        self.failure = exc
-        self._finish(at, ended="server_error")
 
     def _finish(self, at: int, ended: str | None = None) -> None:
         """The game is over: by its own rules, or ``ended`` ("closed" by the organiser, "server_error")
@@ -365,11 +349,22 @@ class Match:
         match._events.clear()
         return match
 
-    def _check_end(self, record: EndRecord) -> None:
-        """A replay reached the recorded end: the same result (but for what a replay cannot count), adopted."""
-        if _replayable(self.result) != _replayable(record.result):
-            raise ReplayMismatch(f"the replay ended with {self.result}, the journal says {record.result}")
-        _adopt_result(self, record.result)
+
+
+def _new_seat(match: Match, record: JoinRecord) -> Seat:
+    """The lowest free seat: seat numbers never change once given (one freed by a leave before the start is
+    reused). ``table_full`` if there is none."""
+    taken = {s.index for s in match.seats}
+    if match.state != WAITING or len(taken) >= match.seat_count:
+        raise ProtocolError("table_full", "every seat at this table is taken")
+    return Seat(next(i for i in range(match.seat_count) if i not in taken), record.name, record.token, record.key)
+
+
+def _check_end(match: Match, record: EndRecord) -> None:
+    """A replay reached the recorded end: the same result (but for what a replay cannot count), adopted."""
+    if _replayable(match.result) != _replayable(record.result):
+        raise ReplayMismatch(f"the replay ended with {match.result}, the journal says {record.result}")
+    _adopt_result(match, record.result)
 
 
 def _adopt_result(match: Match, recorded: Result) -> None:

@@ -6,9 +6,9 @@ pairs (``take_frames``) for the driver (``server.table``) to deliver.
 A subscriber is anything with ``send(frame: bytes)`` (a WebSocket connection, a list in a test, an in-process
 client) and serves only as an opaque key here: it is never called from this module.
 
-The session drives the match (``server.match``): a request becomes one of the match's inputs, and the events
-that input numbered become frames for every subscriber that may see them. What the match holds (its state,
-seq, history, result, engine) is read through the session as it is (``session.seq`` is the match's).
+The session owns its match (``server.match``) and feeds it through its one entry, ``Match.apply``: a request
+becomes one of the match's typed inputs, and the events that input numbered become frames for every subscriber
+that may see them. What the match holds (state, seq, history, result, engine) is read as ``session.match``'s.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ TYPE_CHECKED = [
     "server/rated_tables.py", "server/replay_steps.py",
     "server/cli_play.py", "server/demo.py", "server/transport/http.py", "server/metrics.py", "server/logs.py",
     "server/storage.py",
+    "server/match.py", "server/session.py", "server/journal_format.py", "server/replay.py", "server/table.py",
 ]
 
 
