@@ -10,8 +10,10 @@ import msgpack
 import pytest
 
 from protocol import messages
+from protocol.errors import ProtocolError
 from server.games import GAMES
-from server.journal_format import CmdRecord, EndRecord, kind_of
+from server.journal_format import (CmdRecord, EndRecord, JoinRecord, PauseRecord, Record, StartRecord, UnpauseRecord,
+                                   decode_record, kind_of)
 from server.match import OVER, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
 from server.session import REPLAY_LIMIT, Session
 from tests.server.conftest import step
@@ -322,6 +324,40 @@ def test_a_resume_says_what_follows_and_when_the_server_lost_events_the_client_s
     request(match, ahead, "resume", id=1, token=match.match.seats[0].token, last_seq=seq + 3)
     resumed = ahead.of("resumed")[0]
     assert (resumed["last_seq"], resumed["replayed"], resumed["lost"]) == (seq, 0, 3)
+
+
+def test_every_refused_input_changes_and_journals_nothing():
+    match = Match("t1", Sealed.NAME, 2, seed=7)
+    match.join("p0")
+    match.join("p1")
+    match.take_records()
+    refused = [CmdRecord(1, 0, {"type": "choose", "value": 1}), PauseRecord(1), UnpauseRecord(1),
+               JoinRecord("p2", "x" * 32)]
+    codes = []
+    for record in refused:
+        with pytest.raises(ProtocolError) as err:
+            match.apply(record)
+        codes.append(err.value.code)
+    assert codes == ["illegal_action", "bad_field", "bad_field", "table_full"]
+    match.apply(StartRecord(5))
+    match.apply(CmdRecord(6, 0, {"type": "choose", "value": 1}))
+    seq, digest = match.seq, match.engine.digest()
+    with pytest.raises(ProtocolError) as err:
+        match.apply(CmdRecord(7, 0, {"type": "choose", "value": 2}))  # the rules refuse it
+    assert (err.value.code, err.value.reason) == ("illegal_action", "already_chosen")
+    assert match.take_records() == [StartRecord(5), CmdRecord(6, 0, {"type": "choose", "value": 1})]
+    assert match.seq == seq and match.engine.digest() == digest and len(match.seats) == 2
+
+
+def test_an_unpause_that_an_older_journal_calls_resume_replays_as_an_unpause():
+    match = Match("t1", Sealed.NAME, 2, seed=7)
+    records: list[Record] = [match.header(), JoinRecord("p0", "a" * 32), JoinRecord("p1", "b" * 32), StartRecord(0),
+                             PauseRecord(10)]
+    older = msgpack.packb({"k": "resume", "at": 40})
+    replayed = Match.replay([*records, decode_record(older)])
+    assert replayed.paused_at is None and replayed.next_deadline() == Match.replay(
+        [*records, UnpauseRecord(40)]).next_deadline()
+    assert isinstance(decode_record(older), UnpauseRecord)
 
 
 def test_a_journal_with_a_refused_command_does_not_replay():
