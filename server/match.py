@@ -167,8 +167,8 @@ class Match:
             _check_end(self, record)
             return _made(self.seq, self.seq, {})
         before, self._end = self.seq, None
+        self.views.changed()  # before the change: a look while its events are numbered sees what it made
         created = self._take(record)  # raises a refusal before anything changes
-        self.views.changed()
         self._records.append(record)
         if self._end is not None:  # the input ended the game: its result follows it
             self._records.append(self._end)

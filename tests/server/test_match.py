@@ -12,8 +12,8 @@ import pytest
 from protocol import messages
 from protocol.errors import ProtocolError
 from server.games import GAMES
-from server.journal_format import (CmdRecord, EndRecord, JoinRecord, PauseRecord, Record, StartRecord, UnpauseRecord,
-                                   decode_record, kind_of)
+from server.journal_format import (CmdRecord, EndRecord, JoinRecord, PauseRecord, Record, StartRecord, TickRecord,
+                                   UnpauseRecord, decode_record, kind_of)
 from server.match import OVER, RUNNING, TOKEN_ALPHABET, WAITING, Match, ReplayMismatch
 from server.session import REPLAY_LIMIT, Session
 from tests.server.conftest import step
@@ -347,6 +347,25 @@ def test_every_refused_input_changes_and_journals_nothing():
     assert (err.value.code, err.value.reason) == ("illegal_action", "already_chosen")
     assert match.take_records() == [StartRecord(5), CmdRecord(6, 0, {"type": "choose", "value": 1})]
     assert match.seq == seq and match.engine.digest() == digest and len(match.seats) == 2
+
+
+def test_views_looked_at_while_an_inputs_events_are_numbered_show_what_the_input_made():
+    """As a replay's steps look (server.replay_steps): each event's views, built as it is numbered."""
+    match = Match("t1", Sealed.NAME, 2, seed=7, options={"choose_ms": 1000})
+    looks: list[bool] = []
+
+    def look(event: Any) -> None:
+        if match.engine is not None:
+            looks.append(match.views.public(match.engine) == match.engine.public_view() and
+                         match.views.private(match.engine, 0) == match.engine.private_view(0))
+
+    match.on_event = look
+    match.join("p0")
+    match.join("p1")
+    for record in (StartRecord(0), CmdRecord(5, 0, {"type": "choose", "value": 4}), TickRecord(1000)):
+        match.apply(record)
+        look(None)  # as a round of views does between two inputs: the views are kept until the next change
+    assert len(looks) >= 6 and all(looks)
 
 
 def test_an_unpause_that_an_older_journal_calls_resume_replays_as_an_unpause():
