@@ -26,9 +26,9 @@ from typing import Any, Callable, Protocol
 import trio
 
 from server import faults, logs, metrics
-from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, RawRecord, ReadResult, Record, decode_frames,
-                                   encode_entry, encode_record, entry_of, read_journal, sync_directory, write_file,
-                                   write_fully)
+from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, RawRecord, ReadResult, Record,
+                                   decode_frames, encode_entry, encode_record, entry_of, read_journal, sync_directory,
+                                   write_file, write_fully)
 from server.log_read import LogRead, copy_tables, read_log, read_table, table_frames
 from server.log_writer import GIL_GIVEN_S, HANDOFF_WAIT_S, Writer
 

@@ -4,7 +4,8 @@ back (``server.journal`` writes them; see its top for the layout and what the ki
 A record is a typed, frozen input (``JoinRecord``, ``CmdRecord``, ...), written by one codec as a msgpack
 map whose ``k`` field is its kind; read back as a map, checked field by field when a match takes it (``typed``).
 Framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian; in the shared log each frame is wrapped as
-an entry with the table's id and the record's index in its table (``<u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><frame>``; an
+an entry with the table's id and the record's index in its table
+(``<u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><frame>``; an
 older log's entries have no seq), an empty frame saying the table is finished.
 
 Reading the shared log back, past damage, is ``server.log_read``'s.

@@ -1,8 +1,9 @@
 """Play a whole game in process at simulated time: no sleeping, no sockets.
 
 A discrete-event loop over a ``Match``, fed through its one entry (``apply``) as the live table feeds it, and
-seen through a session with no subscribers: each player looks at the table a seeded "think time" after something happened and either sends a command or
-waits for the next event; the match's deadlines fire in between. The same arguments always give the same game,
+seen through a session with no subscribers: each player looks at the table a seeded "think time" after
+something happened and either sends a command or waits for the next event; the match's deadlines fire in
+between. The same arguments always give the same game,
 byte for byte.
 """
 

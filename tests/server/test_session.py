@@ -126,7 +126,8 @@ def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_one
     for i, seat in enumerate(seats):
         step(session, 0, "join", seat, {"table": "t1", "name": f"p{i}"})
     for n in range(1, 3001):
-        step(session, n, "act", seats[n % 2], {"table": "t1", "command": {"type": "give", "to": 1 - n % 2, "amount": 1}})
+        command = {"type": "give", "to": 1 - n % 2, "amount": 1}
+        step(session, n, "act", seats[n % 2], {"table": "t1", "command": command})
         records += session.match.take_records()
         session.take_frames()
         session_module.forget_old_events(session)
