@@ -3,7 +3,7 @@
     .venv/bin/python bench/table_step.py [--seats 6] [--bids 20000] [--json]
 
 One process, no sockets, no trio: a ``Match`` in its opening, driven by its ``Session``, every seat joined by a subscriber that only
-counts bytes, every seat auctioning two cards, bids sent round the table. A step is one ``Session.step``
+counts bytes, every seat auctioning two cards, bids sent round the table. A step is one table step
 with a bid: the engine's ``apply``, the event frame, and with views on every seat's view frame (public part
 built and encoded once, per-seat private part and legal templates). Both variants run in the same process,
 so their ratio holds on any machine.
@@ -39,17 +39,24 @@ class Counter:
         self.bytes += len(frame)
 
 
+def step(session: Session, now: int, kind: str, sub: Counter, msg: dict) -> None:
+    """A table's step with one request, as ``server.table`` takes it: the deadlines due, the request, the views."""
+    session.tick(now)
+    session.handle(kind, sub, msg, now)
+    session.flush_views(now)
+
+
 def setup(seats: int, views: bool) -> tuple[Session, list[Counter], list[tuple[int, int]]]:
-    match = Session(Match("bench", "parsimonia", seats, seed=1, options=OPTIONS))
+    match = Session(Match("t1", "parsimonia", seats, seed=1, options=OPTIONS))
     subs = [Counter() for _ in range(seats)]
     for i, sub in enumerate(subs):
-        match.step(0, "join", sub, {"table": "bench", "name": f"s{i}", "views": views})
+        step(match, 0, "join", sub, {"table": "t1", "name": f"s{i}", "views": views})
     auctions = []
     for seat in range(seats):
-        for card in match.engine.hands[seat][:2]:
-            match.step(1, "act", subs[seat], {"table": "bench", "command": {"type": "auction", "card": card,
+        for card in match.match.engine.hands[seat][:2]:
+            step(match, 1, "act", subs[seat], {"table": "t1", "command": {"type": "auction", "card": card,
                                                                              "start_price": 0}})
-            auctions.append((max(match.engine.auctions), seat))
+            auctions.append((max(match.match.engine.auctions), seat))
     match.take_frames()
     return match, subs, auctions
 
@@ -67,23 +74,23 @@ def run(seats: int, bids: int, views: bool) -> dict:
         amount[auction] += 1
         if amount[auction] > 30:  # keep every open bid within its bidder's money: close and reopen
             amount[auction] = 1
-            match.step(now, "act", subs[seller], {"table": "bench", "command": {
+            step(match, now, "act", subs[seller], {"table": "t1", "command": {
                 "type": "close", "auction": auction, "winner": None}})
-            card = match.engine.hands[seller][-1]
-            match.step(now, "act", subs[seller], {"table": "bench", "command": {
+            card = match.match.engine.hands[seller][-1]
+            step(match, now, "act", subs[seller], {"table": "t1", "command": {
                 "type": "auction", "card": card, "start_price": 0}})
-            new = max(match.engine.auctions)
+            new = max(match.match.engine.auctions)
             auctions[k % len(auctions)] = (new, seller)
             amount[new] = 1
             auction = new
-        match.step(now, "act", subs[bidder], {"table": "bench", "command": {
+        step(match, now, "act", subs[bidder], {"table": "t1", "command": {
             "type": "bid", "auction": auction, "amount": amount[auction]}})
         for sub, frame in match.take_frames():
             sub.send(frame)
-        match.take_records()
+        match.match.take_records()
         now += 1
     wall = time.perf_counter() - start
-    assert match.rejected == 0, f"{match.rejected} bids refused: the benchmark is wrong"
+    assert match.match.rejected == 0, f"{match.match.rejected} bids refused: the benchmark is wrong"
     return {"views": views, "bids": bids, "us_per_step": round(wall / bids * 1e6, 1),
             "bytes_per_step": round(sum(s.bytes for s in subs) / bids),
             "frames_per_step": round(sum(s.frames for s in subs) / bids, 1)}

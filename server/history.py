@@ -24,7 +24,7 @@ import trio
 from protocol.frames import history_frame
 from protocol.messages import HISTORY_PAGE_BYTES
 from server.games import Event
-from server.journal_format import Record
+from server.journal_format import RawRecord
 from server.match import Match, Numbered
 from server.table import Records
 
@@ -60,7 +60,7 @@ class Entry:
         return len(self.full) + (len(self.other) if self.other is not None else 0)
 
 
-def replayed(records: list[Record]) -> list[Entry]:
+def replayed(records: list[RawRecord]) -> list[Entry]:
     """Every event the records make, in order (in the worker thread)."""
     return [Entry.of(seq, at, event) for seq, at, event in Match.replay(records).history]
 

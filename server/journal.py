@@ -26,14 +26,14 @@ from typing import Any, Callable, Protocol
 import trio
 
 from server import faults, logs, metrics
-from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, ReadResult, Record, decode_frames,
-                                   encode_entry, encode_record, entry_of, read_journal, sync_directory, write_file,
-                                   write_fully)
+from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, RawRecord, ReadResult, Record,
+                                   decode_frames, encode_entry, encode_record, entry_of, read_journal, sync_directory,
+                                   write_file, write_fully)
 from server.log_read import LogRead, copy_tables, read_log, read_table, table_frames
 from server.log_writer import GIL_GIVEN_S, HANDOFF_WAIT_S, Writer
 
 __all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "GIL_GIVEN_S", "HANDOFF_WAIT_S", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
-           "POLICIES", "ROUNDS", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames",
+           "POLICIES", "ROUNDS", "ROUND_MS", "RawRecord", "ReadResult", "Record", "Syncer", "Writer", "decode_frames",
            "encode_entry", "encode_record", "next_round", "read_journal", "read_log", "read_table"]
 
 POLICIES = ("fsync", "write", "off")
@@ -77,7 +77,7 @@ class Journal:
         self.finishing = False
         self.on_failure: Callable[[OSError], None] | None = None
 
-    def append(self, record: Record) -> None:
+    def append(self, record: Record | RawRecord) -> None:
         self._pending.append(encode_record(record))
         self._appended += 1
         self._dirty()
@@ -103,7 +103,7 @@ class Journal:
         """How many of the table's records are durable (in the log, or its replay file once finished)."""
         return self._durable
 
-    def records(self) -> Callable[[], list[Record]]:
+    def records(self) -> Callable[[], list[RawRecord]]:
         """How to read the table's records durable now, in a worker thread (``Syncer.read_records``)."""
         return functools.partial(self._syncer.read_records, self, self._durable)
 
@@ -231,7 +231,7 @@ class Syncer:
         self._fd, self.size = fd, size
         self.layout += 1
 
-    def read_records(self, journal: Journal, count: int) -> list[Record]:
+    def read_records(self, journal: Journal, count: int) -> list[RawRecord]:
         """In a worker thread: the first ``count`` records of ``journal``'s table, read from the log, or from its
         replay file once a checkpoint left it out (it had finished); ``JournalCorrupt`` if neither holds them."""
         with self._laying_out:  # the file opened is the one the journal's start is in

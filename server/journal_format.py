@@ -1,9 +1,11 @@
 """The log's record format: how a table's records are framed, in a replay file and in the shared log, and read
 back (``server.journal`` writes them; see its top for the layout and what the kinds of record are).
 
-A record is a msgpack map with a ``k`` (kind) field, framed as ``<u32 length><u32 crc32(payload)><payload>``,
-little-endian; in the shared log each frame is wrapped as an entry with the table's id and the record's index in
-its table (``<u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><frame>``; an
+A record is a typed, frozen input (``JoinRecord``, ``CmdRecord``, ...), written by one codec as a msgpack
+map whose ``k`` field is its kind; read back as a map, checked field by field when a match takes it (``typed``).
+Framed as ``<u32 length><u32 crc32(payload)><payload>``, little-endian; in the shared log each frame is wrapped as
+an entry with the table's id and the record's index in its table
+(``<u32 length><u32 crc32(id + seq + frame)><u16 id length | 0x8000><table id><u32 seq><frame>``; an
 older log's entries have no seq), an empty frame saying the table is finished.
 
 Reading the shared log back, past damage, is ``server.log_read``'s.
@@ -15,11 +17,15 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Union
 
 import msgpack
+import msgspec
 
-from protocol.values import Command, Options, Result
+if TYPE_CHECKING:
+    from protocol.values import Command, Options, Result
+else:  # what the decoder checks of the open maps: string keys (the rules check a command's own fields)
+    Command = Options = Result = dict[str, Any]
 
 FRAME = struct.Struct("<II")
 MAX_RECORD = 16 * 1024 * 1024
@@ -30,85 +36,129 @@ HAS_SEQ = 0x8000
 MAX_ID = 255  # the longest table id an entry may hold
 
 
-class TableRecord(TypedDict):
+class _Record(msgspec.Struct, frozen=True, tag_field="k", omit_defaults=True):
+    """A journal record: one input of a match (or its header, or its end), written as a msgpack map whose ``k``
+    is the kind and whose other keys are the fields, in order; a field at its default is left out."""
+
+
+class TableRecord(_Record, frozen=True, tag="table"):
     """A journal's first record: everything needed to make its match again."""
 
-    k: Literal["table"]
     id: str
     game: str
     seats: int
     seed: int
     time_scale: float
     options: Options  # as the creator gave them (the defaults are filled in again on replay)
-    seeded: NotRequired[Literal[True]]
+    seeded: bool = False
 
 
-class JoinRecord(TypedDict):
-    k: Literal["join"]
+class JoinRecord(_Record, frozen=True, tag="join"):
     name: str
     token: str
-    key: NotRequired[str]
+    key: str | None = None  # the client's join key: the same join again gets the same seat
 
 
-class LeaveRecord(TypedDict):
-    k: Literal["leave"]
+class LeaveRecord(_Record, frozen=True, tag="leave"):
     seat: int
 
 
-class AtRecord(TypedDict):
-    """An input that is only its time: the start, a tick, a pause, an unpause ("resume" in older journals)."""
-
-    k: Literal["start", "tick", "pause", "unpause", "resume"]
+class StartRecord(_Record, frozen=True, tag="start"):
     at: int
-    hold: NotRequired[bool]  # a pause that holds the clocks for the players (admin `pause` with `hold`)
 
 
-class CmdRecord(TypedDict):
-    k: Literal["cmd"]
+class CmdRecord(_Record, frozen=True, tag="cmd"):
+    """A seat's command, as the rules accepted it (a refused one is never journaled)."""
+
     at: int
     seat: int
     command: Command
-    key: NotRequired[str]
+    key: str | None = None  # the client's key for it: the same command sent again gets the same answer
 
 
-class CloseRecord(TypedDict):
-    k: Literal["close"]
+class TickRecord(_Record, frozen=True, tag="tick"):
+    """The deadlines due at ``at`` fire."""
+
     at: int
-    ended: NotRequired[str]  # absent: "closed" by the organiser
 
 
-class EndRecord(TypedDict):
-    k: Literal["end"]
+class PauseRecord(_Record, frozen=True, tag="pause"):
+    at: int
+    hold: bool = False  # the clocks wait for the players (a tournament's hold), nobody paused them by hand
+
+
+class UnpauseRecord(_Record, frozen=True, tag="unpause"):
+    at: int
+
+
+class ResumeRecord(UnpauseRecord, frozen=True, tag="resume"):
+    """An unpause, as journals written before the rename spell it."""
+
+
+class CloseRecord(_Record, frozen=True, tag="close"):
+    at: int
+    ended: str = "closed"  # or "expired": nobody joined in time
+
+
+class EndRecord(_Record, frozen=True, tag="end"):
+    """The match is over: the result as it was told (a replay must reach the same)."""
+
     at: int
     result: Result
 
 
-# one record of a journal; what is read back is only checked to be a map with a ``k`` (replay checks the rest)
-Record = TableRecord | JoinRecord | LeaveRecord | AtRecord | CmdRecord | CloseRecord | EndRecord
+# one record of a journal, as written and as read back (``decode_record`` checks each field's type)
+Record = Union[TableRecord, JoinRecord, LeaveRecord, StartRecord, CmdRecord, TickRecord, PauseRecord, UnpauseRecord,
+               ResumeRecord, CloseRecord, EndRecord]
+# an input of a match: every record but the header
+Input = Union[JoinRecord, LeaveRecord, StartRecord, CmdRecord, TickRecord, PauseRecord, UnpauseRecord, CloseRecord,
+              EndRecord]
 
 
-def record_at(record: Record) -> int:
+# a record as the storage layer reads it back: a map with a ``k``, checked field by field only when a match takes it
+# (``typed``), so that copying, compacting and setting aside never depend on the kinds this version knows
+RawRecord = dict[str, object]
+
+
+def typed(record: Record | RawRecord) -> Record:
+    """A record read back, as the typed record it is; ``ValueError`` (``msgspec.ValidationError``) if it is
+    not one (an unknown kind, a field missing or of the wrong type)."""
+    return record if isinstance(record, _Record) else _convert(record, Record)
+
+
+def kind_of(record: Record) -> str:
+    """A record's kind: its ``k``."""
+    return str(type(record).__struct_config__.tag)
+
+
+def record_at(record: Record | RawRecord) -> int:
     """A record's time; 0 for the records that have none (table, join, leave)."""
-    if record["k"] == "table" or record["k"] == "join" or record["k"] == "leave":
-        return 0
-    return record.get("at", 0)
+    at = record.get("at", 0) if isinstance(record, dict) else getattr(record, "at", 0)
+    return at if isinstance(at, int) else 0
 
 
 class JournalCorrupt(Exception):
     """A record in the middle of a journal fails its check: the file cannot be trusted."""
 
 
-_packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes (and allocates) one a call
+_encode = msgspec.msgpack.Encoder().encode  # the one codec: a record's bytes, and back (typed, checked)
+_decode = msgspec.msgpack.Decoder(Record).decode
+_convert = msgspec.convert
 
 
-def encode_record(record: Record) -> bytes:
-    payload = _packer.pack(record)
+def encode_record(record: Record | RawRecord) -> bytes:
+    payload = _encode(record)
     return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def decode_record(payload: bytes) -> Record:
+    """A record from its bytes (no frame); ``ValueError`` if they are not one (``msgspec``'s errors are)."""
+    return _decode(payload)
 
 
 @dataclass
 class ReadResult:
-    records: list[Record]
+    records: list[RawRecord]
     torn: bool  # the last record was cut short (a crash mid-write) and was dropped
     valid_bytes: int  # the length of the trustworthy prefix
 
@@ -117,7 +167,7 @@ def read_journal(path: str) -> ReadResult:
     """Every whole record of the file. A torn tail (cut short, or zero-ended) is dropped; other damage raises."""
     with open(path, "rb") as f:
         data = f.read()
-    records: list[Record] = []
+    records: list[RawRecord] = []
     pos = 0
     while pos < len(data):
         if data[pos:pos + FRAME.size] == ZEROS and not data[pos:].strip(b"\0"):
@@ -184,7 +234,7 @@ def entry_of(name: bytes, name_crc: int, frame: bytes, seq: int | None = None) -
                                len(name) | HAS_SEQ), name, number, frame))
 
 
-def decode_frames(frames: list[bytes], where: str) -> list[Record]:
+def decode_frames(frames: list[bytes], where: str) -> list[RawRecord]:
     """A table's records from its frames (each checked by the log's CRC already)."""
     records = []
     for n, frame in enumerate(frames):

@@ -32,22 +32,12 @@ from server.games import GAMES
 from server.history import HistoryCache
 from server.match import Match, ReplayMismatch, Subscriber
 from server.storage import DataDir, Recovered
-from server.table import FinishedTable, Request, Table
+from server.table import FinishedTable, Table
 
 FINISHED_KEPT = 1000
 WAITING_EXPIRY_MS = 600_000
 WAITING_PER_ADDRESS = 8
 PLAYING_PER_ADDRESS = 16
-
-
-class _Nobody:
-    """The subscriber of the lobby's own requests to a table (its expiry): whatever it is sent goes nowhere."""
-
-    def send(self, message: Any) -> None:
-        pass
-
-
-NOBODY = _Nobody()
 
 
 def _journal_failed(table: weakref.ref[Table], exc: OSError) -> None:
@@ -161,7 +151,7 @@ class Lobby:
                    if t.expires_ms is not None and t.state == "waiting" and t.stopped is None]
             for table in [t for t in due if t.expires_ms is not None and t.expires_ms <= now]:
                 self.log.info("table_expired", table=table.id)
-                table.submit(Request("expire", NOBODY, {}))
+                table.expire()
             later = [t.expires_ms for t in due if t.expires_ms is not None and t.expires_ms > now]
             with trio.CancelScope(deadline=self.clock.to_trio(min(later, default=None))) as self._expiring:
                 await trio.sleep_forever()
@@ -208,9 +198,9 @@ class Lobby:
         if table.stopped is not None:  # its journal failed: it stays as it is, answering that it is stopped
             return
         if self.on_finished is not None:
-            self.on_finished(table.match.match)
+            self.on_finished(table.match)
         records = None if self.data is None or table.journal is None else partial(self.data.finished_records, table.id)
-        done = FinishedTable(table.match, self.clock, records)
+        done = FinishedTable(table.session, self.clock, records)
         self.tables[table.id] = done
         self.finished[table.id] = done
         while len(self.finished) > self.finished_kept:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from server.journal_format import (ENTRY, FRAME, HAS_SEQ, MAX_ID, MAX_RECORD, SEQ, JournalCorrupt, Record, decode_frames,
+from server.journal_format import (ENTRY, FRAME, HAS_SEQ, MAX_ID, MAX_RECORD, SEQ, JournalCorrupt, RawRecord, decode_frames,
                                    write_fully)
 
 WALK_BYTES = 1 << 20  # a walk through the log reads it this much at a time (more only for a longer entry)
@@ -370,6 +370,6 @@ def copy_tables(f: BinaryIO, size: int, out: int, tables: dict[str, tuple[int, i
     return starts
 
 
-def read_table(path: str, table_id: str) -> list[Record]:
+def read_table(path: str, table_id: str) -> list[RawRecord]:
     """An unfinished table's records in the log at ``path`` (none if it has none, or is finished)."""
     return decode_frames(read_log(path).tables.get(table_id, []), f"{table_id} in {path}")

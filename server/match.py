@@ -1,32 +1,39 @@
 """One table's match, sans-IO: its seats and tokens, its states, the history and its sequence numbers, and the
 journal records. No trio, no sockets, no clock: every call takes ``now`` in integer ms.
 
-Inputs go in (``join``, ``leave``, ``start``, ``act``, ``tick``, ``pause``, ``unpause``, ``close``); out come the
-journal records (``take_records``) and the events numbered since the last look (``take_events``). The session
-turns the events into frames; the live table, recovery, replay files (``Match.replay``, a fold over the records)
-and ``parsimonia simulate`` all drive this one class, so what a journal replays to is what was played.
+Its one entry is ``apply(record)``: every input is a typed journal record (``server.journal_format``: join, leave,
+start, cmd, tick, pause, unpause, close), and an input applied is an input journaled. Out come the records
+(``take_records``) and the events numbered since the last look (``take_events``). The live table, recovery,
+replay files (``Match.replay``: ``apply`` of each record) and ``parsimonia simulate`` all drive this one entry,
+so what a journal replays to is what was played.
 
 Failure is a state, as in h11: a refusal (``IllegalAction``, a malformed command) changes nothing and is answered;
-any other exception from the rules stops the match with reason ``server_error``, and its record is kept, so a
-replay stops at the same point the same way.
+any other exception from the rules stops the match with reason ``server_error``, its record kept, so a replay
+stops there the same way.
 """
 
 from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Callable, Final, Literal, Protocol
 
 from protocol.errors import ProtocolError
 from protocol.messages import Answer
 from protocol.schema import SchemaError
-from protocol.values import Command, Options, Result
+from protocol.values import Command, Options, Result, Value
 from server.engine_views import EngineViews
 from server.games import Event, Game, IllegalAction, game_class
-from server.journal_format import AtRecord, CloseRecord, CmdRecord, JoinRecord, Record, TableRecord
+from server.journal_format import (CloseRecord, CmdRecord, EndRecord, Input, JoinRecord, LeaveRecord, PauseRecord,
+                                   RawRecord, Record, StartRecord, TableRecord, TickRecord, UnpauseRecord, kind_of,
+                                   typed)
 
-WAITING, RUNNING, OVER = "waiting", "running", "over"
+WAITING: Final = "waiting"
+RUNNING: Final = "running"
+OVER: Final = "over"
+State = Literal["waiting", "running", "over"]
 ANSWERS_KEPT = 256  # per seat: the answers to commands sent with a key, for a command sent again
 TOKEN_ALPHABET = string.ascii_letters + string.digits  # never a leading "-": tokens go on command lines
 TOKEN_LENGTH = 32  # about 190 bits
@@ -109,7 +116,7 @@ class Match:
         self.seq = 0
         self.engine: Game | None = None
         self.views = EngineViews()  # its views of the state as it is now, each built once
-        self.state = WAITING
+        self.state: State = WAITING
         self.started_at = 0
         self.paused_at: int | None = None
         self.held = False  # paused as a hold for the players (a tournament's), not by the organiser's hand
@@ -118,18 +125,23 @@ class Match:
         self.result: Result | None = None
         self.failure: Exception | None = None  # what stopped the match with server_error
         self.on_event: Callable[[Event], None] | None = None  # e.g. the runtime's log of notable events
-        self._records: list[Record] = []
+        self._records: list[Record] = []  # journaled since the last take_records
+        self._end: EndRecord | None = None  # the result the input being applied ended the game with
         self._events: list[Numbered] = []  # numbered since the last take_events
 
     # ------------------------------------------------------------------ what comes out
 
     def header(self) -> TableRecord:
-        """The journal's first record: everything needed to make this match again."""
-        head: TableRecord = {"k": "table", "id": self.id, "game": self.game_name, "seats": self.seat_count,
-                             "seed": self.seed, "time_scale": self.time_scale, "options": self.options}
-        if self.seeded:
-            head["seeded"] = True
-        return head
+        """The journal's first record: everything needed to make this match again (``Match.of``)."""
+        return TableRecord(self.id, self.game_name, self.seat_count, self.seed, self.time_scale, self.options,
+                           self.seeded)
+
+    @classmethod
+    def of(cls, head: TableRecord) -> "Match":
+        """The match a journal's header describes, before any input; ``ValueError``/``KeyError`` as ``Match``."""
+        match = cls(head.id, head.game, head.seats, head.seed, head.time_scale, head.options)
+        match.seeded = head.seeded
+        return match
 
     def take_records(self) -> list[Record]:
         records, self._records = self._records, []
@@ -144,133 +156,127 @@ class Match:
             return None
         return self.engine.next_deadline()
 
-    # ------------------------------------------------------------------ inputs (each journaled)
+    # ------------------------------------------------------------------ the one entry
 
-    def join(self, name: str, now: int, token: str | None = None, key: str | None = None) -> Seat:
-        """Seat ``name`` in the lowest free seat: seat numbers never change once given (a seat freed by
-        ``leave`` before the start is reused)."""
-        taken = {s.index for s in self.seats}
-        seat = Seat(next(i for i in range(self.seat_count) if i not in taken), name, token or new_token(), key)
-        self.seats.append(seat)
-        self.seats.sort(key=lambda s: s.index)
-        record: JoinRecord = {"k": "join", "name": name, "token": seat.token}
-        if key is not None:
-            record["key"] = key
+    def apply(self, record: Input) -> Answer:
+        """The match's only input: ``record`` applied and journaled, the views it changed marked stale; what it
+        made (``_made``: its first event's seq, how many events, what it created). A refusal (``ProtocolError``:
+        ``illegal_action`` with the game's reason, ``table_full``, ``bad_field``) changes nothing and journals
+        nothing. An ``EndRecord`` (a replay's) is only checked against the result reached (``ReplayMismatch``)."""
+        if isinstance(record, EndRecord):
+            _check_end(self, record)
+            return _made(self.seq, self.seq, {})
+        before, self._end = self.seq, None
+        self.views.changed()  # before the change: a look while its events are numbered sees what it made
+        created = self._take(record)  # raises a refusal before anything changes
         self._records.append(record)
-        return seat
+        if self._end is not None:  # the input ended the game: its result follows it
+            self._records.append(self._end)
+        return _made(before, self.seq, created)
 
-    def leave(self, index: int) -> None:
-        self.seats = [s for s in self.seats if s.index != index]
-        self._records.append({"k": "leave", "seat": index})
+    def _take(self, record: Input) -> dict[str, int]:
+        """What ``record`` changes; what it created (an auction's id), if anything."""
+        if isinstance(record, CmdRecord):
+            return self._command(record)
+        if isinstance(record, TickRecord):
+            self._tick(record.at)
+        elif isinstance(record, JoinRecord):
+            self.seats = sorted([*self.seats, _new_seat(self, record)], key=lambda s: s.index)
+        elif isinstance(record, LeaveRecord):
+            self.seats = [s for s in self.seats if s.index != record.seat]
+        elif isinstance(record, StartRecord):
+            self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, record.at)
+            self.state, self.started_at = RUNNING, record.at
+            seats: list[Value] = [{"seat": s.index, "name": s.name} for s in self.seats]
+            self._publish([Event("game_started", record.at, {"seats": seats})], record.at)
+        elif isinstance(record, PauseRecord):
+            self._pause(record.at, record.hold)
+        elif isinstance(record, UnpauseRecord):  # or a ResumeRecord: its older name
+            self._unpause(record.at)
+        elif isinstance(record, CloseRecord):
+            self._close(record.at, record.ended)
+        return {}
 
-    def start(self, at: int) -> None:
-        self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
-        self.views.changed()
-        self.state = RUNNING
-        self.started_at = at
-        self._records.append({"k": "start", "at": at})
-        seats = [{"seat": s.index, "name": s.name} for s in self.seats]
-        self._publish([Event("game_started", at, {"seats": seats})], at)
+    # ------------------------------------------------------------------ typed convenience: each an ``apply``
+
+    def join(self, name: str, token: str | None = None, key: str | None = None) -> Seat:
+        """Seat ``name`` in the lowest free seat (``table_full`` if there is none)."""
+        record = JoinRecord(name, token or new_token(), key)
+        self.apply(record)
+        return next(s for s in self.seats if s.token == record.token)
 
     def act(self, seat: int, command: Command, now: int, key: str | None = None) -> Answer:
-        """A seat's command; what its ``ok`` says (``_made``), or ``ProtocolError`` (``illegal_action`` with
-        the game's reason) if refused."""
+        """A seat's command; what its ``ok`` says, or ``ProtocolError`` if refused."""
+        return self.apply(CmdRecord(now, seat, command, key))
+
+    # ------------------------------------------------------------------ what each input does
+
+    def _command(self, record: CmdRecord) -> dict[str, int]:
+        """A seat's command, if it may come now and the rules take it."""
         if self.state == OVER:
             raise ProtocolError("illegal_action", "the game has ended", reason="game_over")
         if self.engine is None:
             raise ProtocolError("illegal_action", "the game has not started", reason="not_started")
         if self.paused_at is not None:
             raise ProtocolError("illegal_action", "the table's clocks are paused", reason="paused")
+        at, seat = record.at, record.seat
         try:
-            return self.command(now, seat, command, key)
+            events = self.engine.apply(seat, record.command, at)  # a refusal raises before anything changes
         except SchemaError as exc:  # malformed: not a move the rules refused
             raise ProtocolError.from_schema(exc) from None
         except IllegalAction as exc:
             self.rejected += 1
             raise ProtocolError("illegal_action", exc.message, reason=exc.code) from None
-
-    def command(self, at: int, seat: int, command: Command, key: str | None = None) -> Answer:
-        """Apply a seat's command (``act`` checked it may come now); what its ``ok`` says."""
-        assert self.engine is not None
-        record: CmdRecord = {"k": "cmd", "at": at, "seat": seat, "command": command}
-        if key is not None:
-            record["key"] = key
-        try:
-            events = self.engine.apply(seat, command, at)  # a refusal raises before anything changes
-        except (IllegalAction, SchemaError):
-            raise
-        except Exception as exc:
-            self.views.changed()
-            self._records.append(record)
-            before = self.seq
-            self._fail(at, exc)
-            return _made(before, self.seq, {})
-        self.views.changed()
-        self._records.append(record)
+        except Exception as exc:  # the rules broke: this match stops, with reason server_error
+            self.failure = exc
+            self._finish(at, ended="server_error")
+            return {}
         self.actions += 1
         before = self.seq
         self._publish(events, at)
-        answer = _made(before, self.seq, self.cls.created(events))
-        if key is not None:
-            next(s for s in self.seats if s.index == seat).remember(key, answer)
-        return answer
+        created = self.cls.created(events)
+        if record.key is not None:
+            next(s for s in self.seats if s.index == seat).remember(record.key, _made(before, self.seq, created))
+        return created
 
-    def tick(self, at: int) -> None:
+    def _tick(self, at: int) -> None:
         """The deadlines due at ``at`` fire."""
         assert self.engine is not None
-        self._records.append({"k": "tick", "at": at})
         try:
             events = self.engine.advance(at)
         except Exception as exc:
-            self.views.changed()
-            self._fail(at, exc)
+            self.failure = exc
+            self._finish(at, ended="server_error")
             return
-        self.views.changed()
         self._publish(events, at)
 
-    def pause(self, at: int, hold: bool = False) -> None:
+    def _pause(self, at: int, hold: bool) -> None:
         """The clocks stop; ``hold``: they wait for the players (a tournament's table), nobody paused them."""
         if self.state != RUNNING or self.paused_at is not None:
             raise ProtocolError("bad_field", f"table: {self.id} is not running with its clocks going")
         self.paused_at = at
         self.held = hold
-        record: AtRecord = {"k": "pause", "at": at}
-        if hold:
-            record["hold"] = True
-        self._records.append(record)
         self._publish([Event("paused", at, {"hold": True} if hold else {})], at)
 
-    def unpause(self, at: int) -> None:
+    def _unpause(self, at: int) -> None:
         if self.paused_at is None:
             raise ProtocolError("bad_field", f"table: {self.id} is not paused")
         assert self.engine is not None
         self.engine.shift(at - self.paused_at)
-        self.views.changed()
         self.paused_at = None
         self.held = False
-        self._records.append({"k": "unpause", "at": at})
         self._publish([Event("unpaused", at, {"deadline": self.engine.next_deadline()})], at)
 
-    def close(self, at: int, ended: str = "closed") -> None:
+    def _close(self, at: int, ended: str) -> None:
         """The organiser ends the table (or it expired): a running game stops where it is, with no winner."""
         if self.state == OVER:
             raise ProtocolError("bad_field", f"table: {self.id} has already ended")
-        record: CloseRecord = {"k": "close", "at": at}
-        if ended != "closed":
-            record["ended"] = ended
-        self._records.append(record)
         if self.engine is None:
             self.engine = self.cls.from_options(self.seat_count, self.seed, self.checked_options, at)
-            self.views.changed()
             self.started_at = at
         self._finish(at, ended=ended)
 
     # ------------------------------------------------------------------ the end, and the history
-
-    def _fail(self, at: int, exc: Exception) -> None:
-        """The rules raised something other than a refusal: this match stops, with reason server_error."""
-        self.failure = exc
-        self._finish(at, ended="server_error")
 
     def _finish(self, at: int, ended: str | None = None) -> None:
         """The game is over: by its own rules, or ``ended`` ("closed" by the organiser, "server_error")
@@ -286,7 +292,7 @@ class Match:
                        "game_ms": at - self.started_at, "digest": self.engine.digest()}
         if self.seeded:
             self.result["seeded"] = True
-        self._records.append({"k": "end", "at": at, "result": self.result})
+        self._end = EndRecord(at, self.result)  # journaled by ``apply``, after the input that ended the game
         self._append(Event("result", at, {"result": self.result}), at)
 
     def _append(self, event: Event, at: int) -> None:
@@ -316,31 +322,49 @@ class Match:
     # ------------------------------------------------------------------ replay
 
     @classmethod
-    def replay(cls, records: list[Record]) -> "Match":
-        """The match a journal describes, reached through the same steps it took live: a fold of the records.
+    def replay(cls, records: Sequence[Record | RawRecord]) -> "Match":
+        """The match a journal describes, reached through the same steps it took live: ``apply`` of each record
+        after the header, in order.
 
-        Raises ``ReplayMismatch`` when a recorded command is refused or a recorded result differs."""
-        head = records[0]
+        Raises ``ReplayMismatch`` when a recorded input is refused or a recorded result differs."""
         try:
-            match = cls(head["id"], head["game"], head["seats"], head["seed"], head["time_scale"], head["options"])
+            head = typed(records[0])
+            if not isinstance(head, TableRecord):
+                raise ValueError(f"a {kind_of(head)} record")
+            match = cls.of(head)
         except (KeyError, ValueError) as exc:
             raise ReplayMismatch(f"record 1 (table) does not describe a table: {exc}") from None
-        match.seeded = head.get("seeded") is True
-        for n, record in enumerate(records[1:], start=2):
-            kind = record["k"]
-            if kind == "end":
-                if _replayable(match.result) != _replayable(record["result"]):
-                    raise ReplayMismatch(f"record {n}: the replay ended with {match.result}, "
-                                         f"the journal says {record['result']}")
-                _adopt_result(match, record["result"])
-                continue
+        for n, stored in enumerate(records[1:], start=2):
             try:
-                REPLAY_STEPS[kind](match, record)
+                record = typed(stored)
+                if isinstance(record, TableRecord):
+                    raise ValueError("a second table record")
+                match.apply(record)
+            except ReplayMismatch as exc:
+                raise ReplayMismatch(f"record {n}: {exc}") from None
             except Exception as exc:  # whatever a bad journal makes fail, it is that journal's problem
+                kind = stored.get("k") if isinstance(stored, dict) else kind_of(stored)
                 raise ReplayMismatch(f"record {n} ({kind}) does not replay: {exc!r}") from None
         match._records.clear()
         match._events.clear()
         return match
+
+
+
+def _new_seat(match: Match, record: JoinRecord) -> Seat:
+    """The lowest free seat: seat numbers never change once given (one freed by a leave before the start is
+    reused). ``table_full`` if there is none."""
+    taken = {s.index for s in match.seats}
+    if match.state != WAITING or len(taken) >= match.seat_count:
+        raise ProtocolError("table_full", "every seat at this table is taken")
+    return Seat(next(i for i in range(match.seat_count) if i not in taken), record.name, record.token, record.key)
+
+
+def _check_end(match: Match, record: EndRecord) -> None:
+    """A replay reached the recorded end: the same result (but for what a replay cannot count), adopted."""
+    if _replayable(match.result) != _replayable(record.result):
+        raise ReplayMismatch(f"the replay ended with {match.result}, the journal says {record.result}")
+    _adopt_result(match, record.result)
 
 
 def _adopt_result(match: Match, recorded: Result) -> None:
@@ -349,7 +373,9 @@ def _adopt_result(match: Match, recorded: Result) -> None:
     holds, so the event says it too."""
     assert match.result is not None
     match.result.update(recorded)
-    match.rejected = recorded.get("rejected", match.rejected)
+    rejected = recorded.get("rejected")
+    if isinstance(rejected, int):
+        match.rejected = rejected
 
 
 def _made(before: int, after: int, created: dict[str, int]) -> Answer:
@@ -359,16 +385,3 @@ def _made(before: int, after: int, created: dict[str, int]) -> Answer:
     if created:
         answer["created"] = created
     return answer
-
-
-REPLAY_STEPS: dict[str, Callable[[Match, Any], object]] = {  # kind -> its input, given the record
-    "join": lambda m, r: m.join(r["name"], r.get("at", 0), r["token"], r.get("key")),
-    "leave": lambda m, r: m.leave(r["seat"]),
-    "start": lambda m, r: m.start(r["at"]),
-    "cmd": lambda m, r: m.command(r["at"], r["seat"], r["command"], r.get("key")),
-    "tick": lambda m, r: m.tick(r["at"]),
-    "pause": lambda m, r: m.pause(r["at"], r.get("hold", False)),
-    "unpause": lambda m, r: m.unpause(r["at"]),
-    "resume": lambda m, r: m.unpause(r["at"]),  # journals written before the rename
-    "close": lambda m, r: m.close(r["at"], r.get("ended", "closed")),
-}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ import trio
 from protocol.errors import ProtocolError
 from protocol.messages import HISTORY_PAGE_BYTES, REPLAY_PAGE
 from server.games import Event
-from server.journal_format import Record
+from server.journal_format import RawRecord, Record
 from server.limits import AddressBuckets
 from server.match import OVER, Match
 from server.session import Session
@@ -87,7 +88,7 @@ def _step(match: Match, seq: int, at: int, event: Event) -> Step:
     return Step(head, views)
 
 
-def fold(records: list[Record]) -> Folded | None:
+def fold(records: Sequence[Record | RawRecord]) -> Folded | None:
     """Every step of a finished game's records (in a worker thread); None if they do not reach its end."""
     match = _Stepping.replay(records)
     if match.state != OVER or match.result is None:

@@ -6,17 +6,16 @@ pairs (``take_frames``) for the driver (``server.table``) to deliver.
 A subscriber is anything with ``send(frame: bytes)`` (a WebSocket connection, a list in a test, an in-process
 client) and serves only as an opaque key here: it is never called from this module.
 
-The session drives the match (``server.match``): a request becomes one of the match's inputs, and the events
-that input numbered become frames for every subscriber that may see them. What the match holds (its state,
-seq, history, result, engine) is read through the session as it is (``session.seq`` is the match's).
+The session owns its match (``server.match``) and feeds it through its one entry, ``Match.apply``: a request
+becomes one of the match's typed inputs, and the events that input numbered become frames for every subscriber
+that may see them. What the match holds (state, seq, history, result, engine) is read as ``session.match``'s.
 """
 
 from __future__ import annotations
 
 import hmac
 from collections import deque
-from operator import attrgetter
-from typing import Any, Callable
+from typing import Callable, TypeVar, cast
 
 from protocol import messages
 from protocol.codec import encode
@@ -26,7 +25,8 @@ from protocol.messages import TableSummary
 from protocol.views import player_view
 from protocol.values import Command, LegalAction, Message, Value, ViewPart
 from server.games import Event
-from server.match import RUNNING, WAITING, Answer, Match, Refusal, Seat, Subscriber
+from server.journal_format import CloseRecord, Input, LeaveRecord, PauseRecord, StartRecord, TickRecord, UnpauseRecord
+from server.match import RUNNING, WAITING, Match, Refusal, Seat, Subscriber
 
 REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view instead of the events
 # a waiting table's seat whose connection went away is freed this long after, unless it was resumed meanwhile: a
@@ -44,11 +44,6 @@ def _acting(match: Match) -> bool:
     return match.engine is not None and match.paused_at is None and match.state == RUNNING
 
 
-def _of_match(name: str) -> Any:
-    """``session.<name>``, read-only: ``session.match.<name>``."""
-    return property(attrgetter(f"match.{name}"))
-
-
 class Session:
     def __init__(self, match: Match) -> None:
         self.match = match
@@ -59,51 +54,6 @@ class Session:
         self._sizes: deque[int] = deque()  # what each of the history's events costs, oldest first
         self._new_sizes: list[int] = []  # of the events sent since the last forget_old_events
         self.history_bytes = 0  # the sum of _sizes
-
-    # What the match holds, read through its session as it is. Each is a property whose getter is an
-    # ``attrgetter`` (C, no Python frame): a ``__getattr__`` fallback cost a failed lookup, an AttributeError
-    # built and dropped, on every read, and the table reads several a step.
-    id = _of_match("id")
-    seed = _of_match("seed")
-    header = _of_match("header")
-    static = _of_match("static")
-    checked_options = _of_match("checked_options")
-    seats = _of_match("seats")
-    seat_count = _of_match("seat_count")
-    state = _of_match("state")
-    seq = _of_match("seq")
-    history = _of_match("history")
-    engine = _of_match("engine")
-    paused_at = _of_match("paused_at")
-    actions = _of_match("actions")
-    rejected = _of_match("rejected")
-    failure = _of_match("failure")
-    result = _of_match("result")
-    join = _of_match("join")
-    start = _of_match("start")
-    take_records = _of_match("take_records")
-    game_name = _of_match("game_name")
-    cls = _of_match("cls")
-    options = _of_match("options")
-    time_scale = _of_match("time_scale")
-    seeded = _of_match("seeded")
-    started_at = _of_match("started_at")
-    views = _of_match("views")
-    take_events = _of_match("take_events")
-    command = _of_match("command")
-    leave = _of_match("leave")
-    pause = _of_match("pause")
-    unpause = _of_match("unpause")
-    close = _of_match("close")
-    retire = _of_match("retire")  # then forget_old_events: the sizes of the events it no longer holds go too
-
-    @property
-    def on_event(self) -> Callable[[Event], None] | None:
-        return self.match.on_event
-
-    @on_event.setter
-    def on_event(self, hook: Callable[[Event], None] | None) -> None:
-        self.match.on_event = hook
 
     # ------------------------------------------------------------------ what the driver reads
 
@@ -120,8 +70,9 @@ class Session:
 
     def summary(self) -> TableSummary:
         match = self.match
-        summary: TableSummary = {"table": match.id, "game": match.game_name, "seats": match.seat_count, "taken": len(match.seats),
-                   "state": match.state, "spectators": len(self.spectators), "paused": match.paused_at is not None}
+        summary: TableSummary = {"table": match.id, "game": match.game_name, "seats": match.seat_count,
+                                 "taken": len(match.seats), "state": match.state, "spectators": len(self.spectators),
+                                 "paused": match.paused_at is not None}
         return {**summary, "seeded": True} if match.seeded else summary
 
     def seat_of(self, sub: Subscriber) -> Seat | None:
@@ -137,15 +88,6 @@ class Session:
 
     # ------------------------------------------------------------------ driving
 
-    def step(self, now: int, kind: str | None = None, sub: Subscriber | None = None,
-             msg: Message | None = None) -> None:
-        """Fire the deadlines due at ``now``, then handle one request (if any), then send fresh views."""
-        self.tick(now)
-        if kind is not None:
-            assert sub is not None and msg is not None
-            self.handle(kind, sub, msg, now)
-        self.flush_views(now)
-
     def next_deadline(self) -> int | None:
         """The match's next deadline, or sooner the end of a waiting seat's grace (``SEAT_GRACE_MS``)."""
         deadline = self.match.next_deadline()
@@ -155,9 +97,11 @@ class Session:
         return freed if deadline is None else min(deadline, freed)
 
     def tick(self, now: int) -> None:
+        """The deadlines due at ``now`` fire (the server's own input), and a waiting table's seats left unheld a
+        grace ago are freed."""
         deadline = self.match.next_deadline()
         if deadline is not None and deadline <= now:
-            self.match.tick(now)
+            self.match.apply(TickRecord(now))
             self._fan_out()
         if self._gone:
             _free_seats(self, now)
@@ -168,13 +112,12 @@ class Session:
             REQUESTS[kind](self, sub, msg, now)
         except ProtocolError as err:
             self._fan_out()  # whatever the match numbered before it refused
-            self._send(sub, encode(messages.error(err, re=msg.get("id"), table=self.match.id)))
+            self._send(sub, encode(messages.error(err, re=_field(msg, "id", int), table=self.match.id)))
 
-    def act(self, seat: int, command: Command, now: int, key: str | None = None) -> Answer:
-        """A seat's command, as the match answers it (``Match.act``), its events sent to whoever may see them."""
-        try:
-            return self.match.act(seat, command, now, key)
-        finally:
+    def expire(self, now: int) -> None:
+        """Nobody joined in time (the lobby's, not a client's input): a table still waiting ends, "expired"."""
+        if self.match.state == WAITING:
+            self.match.apply(CloseRecord(now, ended="expired"))
             self._fan_out()
 
     def detach(self, sub: Subscriber) -> None:
@@ -219,7 +162,7 @@ class Session:
                 queue.append((target, spectators))
                 continue
             private = engine.private_view(seat) if engine is not None else {}
-            legal = engine.legal_actions(seat) if acting else []
+            legal = engine.legal_actions(seat) if acting and engine is not None else []
             queue.append((target, frames.for_seat(seat, private, legal, answers)))
 
     def public_view(self) -> ViewPart:
@@ -287,7 +230,7 @@ def _free_seats(s: Session, now: int) -> None:
     s._gone = [(at, seat) for at, seat in s._gone if at > now]
     for seat in due:
         if seat.sub is None and any(other is seat for other in match.seats):
-            match.leave(seat.index)
+            match.apply(LeaveRecord(seat.index))
             s._views_due = True
 
 
@@ -322,12 +265,31 @@ def forget_old_events(s: Session) -> None:
 
 # ---------------------------------------------------------------------- the requests, each an input of the match
 
+T = TypeVar("T")
+
+
+def _field(msg: Message, key: str, kind: type[T]) -> T | None:
+    """A field of a request ``messages.parse_client`` checked: of type ``kind`` if present."""
+    value = msg.get(key)
+    return value if isinstance(value, kind) else None
+
+
+def _text(msg: Message, key: str) -> str:
+    """A string field the catalogue requires."""
+    value = msg[key]
+    assert isinstance(value, str)
+    return value
+
+
+def encode_ok(ok: messages.Ok) -> bytes:
+    return encode(cast(Message, ok))  # every field of an ``ok`` is a value
+
 # a table's request handler: the session, who asked, the checked client message (or the server's own), now
 Handler = Callable[["Session", Subscriber, Message, int], None]
 
 
 def _reply(s: Session, sub: Subscriber, kind: str, msg: Message, **fields: Value) -> None:
-    s._send(sub, encode(messages.reply(kind, msg.get("id"), **fields)))
+    s._send(sub, encode(messages.reply(kind, _field(msg, "id", int), **fields)))
 
 
 def _reattach(s: Session, seat: Seat, sub: Subscriber, msg: Message, now: int, reply: str, last_seq: int,
@@ -338,7 +300,7 @@ def _reattach(s: Session, seat: Seat, sub: Subscriber, msg: Message, now: int, r
     if seat.sub is not None and seat.sub is not sub:
         notice = ProtocolError("not_seated", "your seat was resumed on another connection")
         s._send(seat.sub, encode(messages.error(notice, table=match.id)))
-    seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
+    seat.sub, seat.views, seat.connected = sub, _field(msg, "views", bool) is not False, True
     missed = match.seq - last_seq
     replay = []
     if 0 < missed <= REPLAY_LIMIT:
@@ -372,25 +334,25 @@ def _on_join(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     match = s.match
     if s.seat_of(sub) is not None:
         raise ProtocolError("already_seated", "this connection already holds a seat here")
-    key = msg.get("key")
+    key = _field(msg, "key", str)
     again = None if key is None else _seat_holding(match, "key", key)
     if again is not None:  # the same join sent again (its `joined` was lost with a connection): the same seat
         _reattach(s, again, sub, msg, now, "joined", last_seq=0, token=again.token)
         return
     if match.state != WAITING or len(match.seats) >= match.seat_count:
         raise ProtocolError("table_full", "every seat at this table is taken")
-    seat = match.join(msg["name"], now, key=key)
-    seat.sub, seat.views, seat.connected = sub, msg.get("views", True), True
+    seat = match.join(_text(msg, "name"), key=key)
+    seat.sub, seat.views, seat.connected = sub, _field(msg, "views", bool) is not False, True
     _reply(s, sub, "joined", msg, table=match.id, seat=seat.index, token=seat.token, game=match.game_name,
              static=match.static)
     if len(match.seats) == match.seat_count:
-        match.start(now)
+        match.apply(StartRecord(now))
         s._fan_out()
     s._views_due = True
 
 
 def _on_watch(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
-    s.spectators[sub] = msg.get("views", True)
+    s.spectators[sub] = _field(msg, "views", bool) is not False
     _reply(s, sub, "watching", msg, table=s.match.id, game=s.match.game_name, static=s.match.static)
     s.flush_views(now, only=sub)
 
@@ -401,7 +363,7 @@ def _on_leave(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
         raise ProtocolError("not_seated", "this connection neither holds a seat nor watches here")
     s.spectators.pop(sub, None)
     if seat is not None and s.match.state == WAITING:
-        s.match.leave(seat.index)
+        s.match.apply(LeaveRecord(seat.index))
         s._views_due = True
     elif seat is not None:
         seat.sub = None  # the seat stays in the game; quitting is the game's own command
@@ -409,10 +371,10 @@ def _on_leave(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
 
 
 def _on_resume(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
-    seat = _seat_holding(s.match, "token", msg["token"])
+    seat = _seat_holding(s.match, "token", _text(msg, "token"))
     if seat is None:
         raise ProtocolError("bad_token", "that token holds no seat at this table")
-    _reattach(s, seat, sub, msg, now, "resumed", last_seq=msg["last_seq"])
+    _reattach(s, seat, sub, msg, now, "resumed", last_seq=_field(msg, "last_seq", int) or 0)
 
 
 def _on_detach(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
@@ -425,45 +387,38 @@ def _on_detach(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
 def _on_view(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     if s.seat_of(sub) is None and sub not in s.spectators:
         raise ProtocolError("not_seated", "join, resume or watch this table first")
-    s.flush_views(now, only=sub, re=msg.get("id"))
+    s.flush_views(now, only=sub, re=_field(msg, "id", int))
 
 
 def _on_act(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
     seat = s.seat_of(sub)
     if seat is None:
         raise ProtocolError("not_seated", "only a seated player may act; join or resume first")
-    key = msg.get("key")
+    key = _field(msg, "key", str)
     answer = seat.answers.get(key) if key is not None else None
     if isinstance(answer, Refusal):
         s.match.rejected += 1  # refused again: each refused message counts, as the result reports
         raise answer.error()
     if answer is not None:  # sent again: the first answer, and nothing changes
-        s._send(sub, encode(messages.ok(msg.get("id"), answer)))
+        s._send(sub, encode_ok(messages.ok(_field(msg, "id", int), answer)))
         return
     try:
-        answer = s.match.act(seat.index, msg["command"], now, key)
+        answer = s.match.act(seat.index, _field(msg, "command", dict) or {}, now, key)
     except ProtocolError as err:
         if key is not None and err.code == "illegal_action":
             seat.remember(key, Refusal.of(err))
         raise
-    s._send(sub, encode(messages.ok(msg.get("id"), answer)))  # before what it caused
+    s._send(sub, encode_ok(messages.ok(_field(msg, "id", int), answer)))  # before what it caused
     s._fan_out()
 
 
-def _organiser(change: Callable[[Match, int, Message], None]) -> Handler:
-    """An organiser's request (pause, unpause, close): the match's change, its events, then the ``ok``."""
+def _organiser(change: Callable[[int, Message], Input]) -> Handler:
+    """An organiser's request (pause, unpause, close): the match's input, its events, then the ``ok``."""
     def handle(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
-        change(s.match, now, msg)
+        s.match.apply(change(now, msg))
         s._fan_out()
         _reply(s, sub, "ok", msg)
     return handle
-
-
-def _on_expire(s: Session, sub: Subscriber, msg: Message, now: int) -> None:
-    """Nobody joined in time (server/lobby.py): a table still waiting ends, with reason "expired"."""
-    if s.match.state == WAITING:
-        s.match.close(now, ended="expired")
-        s._fan_out()
 
 
 REQUESTS: dict[str, Handler] = {
@@ -474,8 +429,7 @@ REQUESTS: dict[str, Handler] = {
     "view": _on_view,
     "detach": _on_detach,
     "act": _on_act,
-    "pause_clocks": _organiser(lambda m, now, msg: m.pause(now, bool(msg.get("hold", False)))),
-    "unpause_clocks": _organiser(lambda m, now, msg: m.unpause(now)),
-    "close_table": _organiser(lambda m, now, msg: m.close(now)),
-    "expire": _on_expire,
+    "pause_clocks": _organiser(lambda now, msg: PauseRecord(now, hold=bool(msg.get("hold", False)))),
+    "unpause_clocks": _organiser(lambda now, msg: UnpauseRecord(now)),
+    "close_table": _organiser(lambda now, msg: CloseRecord(now)),
 }

@@ -1,8 +1,9 @@
 """Play a whole game in process at simulated time: no sleeping, no sockets.
 
-A discrete-event loop over a ``Match`` in a session with no subscribers (the same ones the live table drives):
-each player looks at the table a seeded "think time" after something happened and either sends a command or
-waits for the next event; the match's deadlines fire in between. The same arguments always give the same game,
+A discrete-event loop over a ``Match``, fed through its one entry (``apply``) as the live table feeds it, and
+seen through a session with no subscribers: each player looks at the table a seeded "think time" after
+something happened and either sends a command or waits for the next event; the match's deadlines fire in
+between. The same arguments always give the same game,
 byte for byte.
 """
 
@@ -16,6 +17,7 @@ from clients.players import make_player
 from protocol.errors import ProtocolError
 from protocol.values import Map, Result
 from server.games import DEFAULT_GAME, Game
+from server.journal_format import StartRecord, TickRecord
 from server.match import Match
 from server.session import Session
 
@@ -25,7 +27,7 @@ IDLE = float("inf")
 
 @dataclass
 class Simulation:
-    match: Session  # a session with no subscribers: the match and the views its players look at
+    match: Match
     kinds: list[str]
     seed: int
     log: list[list[Any]] = field(default_factory=list)  # ["cmd", ms, seat, command] / ["tick", ms]
@@ -54,12 +56,13 @@ def player_kinds(players: int, kind: str) -> list[str]:
 def simulate(players: int, seed: int, kind: str = "greedy", options: Any = None, time_scale: float = 1.0,
              game: str = DEFAULT_GAME) -> Simulation:
     """``ValueError`` for bad options or seat count, ``KeyError`` for an unknown game or player kind."""
-    match = Session(Match("sim", game, players, seed, time_scale, options))
+    match = Match("sim", game, players, seed, time_scale, options)
+    session = Session(match)  # with no subscribers: the views the players look at
     kinds = player_kinds(players, kind)
     bots = [make_player(k, seed * 1009 + s, game) for s, k in enumerate(kinds)]
     for s in range(players):
-        match.join(f"{kinds[s]}-{s}", 0, token=f"seat{s}")
-    match.start(0)
+        match.join(f"{kinds[s]}-{s}", token=f"seat{s}")
+    match.apply(StartRecord(0))
     sim = Simulation(match, kinds, seed)
     rng = random.Random(seed)
 
@@ -74,11 +77,11 @@ def simulate(players: int, seed: int, kind: str = "greedy", options: Any = None,
         deadline = match.next_deadline()
         assert deadline is not None, "a running game always has a deadline pending"
         if deadline <= wake[seat]:
-            match.tick(deadline)
+            match.apply(TickRecord(deadline))
             sim.log.append(["tick", deadline])
         else:
             now = int(wake[seat])
-            command = bots[seat].act(match.player_view(seat), match.legal(seat))
+            command = bots[seat].act(session.player_view(seat), session.legal(seat))
             if command is None:
                 wake[seat] = IDLE
                 continue
@@ -89,6 +92,7 @@ def simulate(players: int, seed: int, kind: str = "greedy", options: Any = None,
                 pass
             wake[seat] = think(seat, now)
         match.take_records()
+        match.take_events()
         if match.seq != seq:
             now = match.engine.now if match.engine is not None else 0
             wake = [think(s, now) if w == IDLE else w for s, w in enumerate(wake)]

@@ -28,7 +28,7 @@ from server import logs
 from server.aside import set_aside_strangers
 from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import (Journal, JournalCorrupt, Log, Record, Syncer, decode_frames, encode_record,
+from server.journal import (Journal, JournalCorrupt, Log, RawRecord, Syncer, decode_frames, encode_record,
                             read_journal, read_table, write_file)
 from server.journal_format import record_at
 from server.log_read import Damage
@@ -42,7 +42,7 @@ __all__ = ["DataDir", "DataDirBusy", "Recovered"]
 @dataclass
 class Recovered:
     table_id: str
-    records: list[Record]
+    records: list[RawRecord]
 
 
 class DataDir:
@@ -76,14 +76,14 @@ class DataDir:
     def open_journal(self, table_id: str) -> Journal:
         return self.syncer.open(table_id, self._frames.pop(table_id, None))
 
-    def archived(self, table_id: str) -> Callable[[], list[Record]] | None:
+    def archived(self, table_id: str) -> Callable[[], list[RawRecord]] | None:
         """How to read the records of a finished game from its replay file, if it has one (None otherwise)."""
         if _TABLE_ID.fullmatch(table_id) is None:  # never a path of the client's making
             return None
         path = os.path.join(self.replays, f"{table_id}.journal")
         return (lambda: read_journal(path).records) if os.path.isfile(path) else None
 
-    def finished_records(self, table_id: str) -> list[Record]:
+    def finished_records(self, table_id: str) -> list[RawRecord]:
         """A finished table's records: its replay file, or (while the file is being written) the log's."""
         path = os.path.join(self.replays, f"{table_id}.journal")
         for _ in range(3):  # the file is renamed into place before the log lets the records go

@@ -29,11 +29,11 @@ from server import faults, logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal
-from server.journal_format import Record
+from server.journal_format import RawRecord, Record
 from server.match import OVER, Match, ReplayMismatch, Seat, Subscriber
 from server.session import REPLAY_LIMIT, Session, forget_old_events
 
-Records = Callable[[], list[Record]]  # a table's records, read in a worker thread (server.history)
+Records = Callable[[], list[RawRecord]]  # a table's records, read in a worker thread (server.history)
 
 __all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
 
@@ -45,11 +45,13 @@ class Request:
     msg: Message
 
 
-def _answer_now(match: Session, clock: ServerClock, request: Request) -> None:
-    """A request to a match that is over, handled in the caller's task: nothing is left to journal."""
-    match.step(clock.now_ms(), request.kind, request.conn, request.msg)
-    match.take_records()
-    _send_all(match.take_frames())
+def _answer_now(session: Session, clock: ServerClock, request: Request) -> None:
+    """A request to a match that is over, handled in the caller's task: nothing is left to journal, no deadline
+    to fire."""
+    now = clock.now_ms()
+    session.handle(request.kind, request.conn, request.msg, now)
+    session.flush_views(now)
+    _send_all(session.take_frames())
 
 
 def _send_all(frames: list[tuple[Subscriber, bytes]]) -> None:
@@ -60,13 +62,14 @@ def _send_all(frames: list[tuple[Subscriber, bytes]]) -> None:
 class _Shell:
     """What connections and the lobby read of a table, live or finished: all of it is its session's."""
 
-    match: Session  # the session around the table's match (through which the match's state is read)
+    session: Session  # who is subscribed, what they are sent
+    match: Match  # the session's match: what is played
 
     def seat_of(self, conn: Subscriber) -> Seat | None:
-        return self.match.seat_of(conn)
+        return self.session.seat_of(conn)
 
     def summary(self) -> messages.TableSummary:
-        return self.match.summary()
+        return self.session.summary()
 
     @property
     def state(self) -> str:
@@ -82,7 +85,8 @@ class Table(_Shell):
 
     def __init__(self, match: Match, clock: ServerClock, journal: Journal | None = None,
                  on_finish: Callable[["Table"], None] | None = None) -> None:
-        self.match = Session(match)
+        self.session = Session(match)
+        self.match = match
         self.expiry_ms: int | None = None  # how long it may wait for players, from its creation or last join
         self.expires_ms: int | None = None  # when it expires if it is still waiting then (server time)
         self.id = match.id
@@ -92,7 +96,7 @@ class Table(_Shell):
         self._wait = trio.CancelScope()  # the task's wait, whose deadline follows the match's next one
         self._closing = False  # the task is closing: what comes now is answered at once, with nothing to journal
         self.log = logs.get(table=self.id, game=match.game_name)
-        self.match.on_event = self._log_event
+        match.on_event = self._log_event
         self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
         self._dying = False  # server/faults.py: this table's last step is being made durable, then the kill
         self._last_ms = 0  # the latest time a step handed the match: no later step is dated before it
@@ -104,20 +108,27 @@ class Table(_Shell):
         if self.stopped is not None:
             raise self._stopped_error()
         if self._closing:
-            _answer_now(self.match, self.clock, request)
+            _answer_now(self.session, self.clock, request)
             return
         if faults.ACTIVE is not None and self._dying:
             return  # never handled: as if it had come after the kill
         self._step(self.clock.now_ms(), request)
         self._reschedule()
 
+    def expire(self) -> None:
+        """Nobody joined in time (the lobby's own input, no client's request): a table still waiting ends, with
+        reason "expired"."""
+        if self.stopped is None and not self._closing:
+            self._step(self.clock.now_ms(), None, expire=True)
+            self._reschedule()
+
     def detach(self, conn: Subscriber) -> None:
         """A connection went away: its seat stays in the game, its clock keeps running. A spectator is forgotten
         with no step of the table, as nothing of the game changes (200 stalled watchers dropped together were 200
         steps in one pass of the scheduler)."""
         if self.stopped is not None or self._closing or (faults.ACTIVE is not None and self._dying) or \
-                self.match.seat_of(conn) is None:
-            self.match.detach(conn)
+                self.session.seat_of(conn) is None:
+            self.session.detach(conn)
         else:
             self.submit(Request("detach", conn, {}))
 
@@ -132,12 +143,12 @@ class Table(_Shell):
         self.log.error("journal_failed", error=str(exc))
         self.stopped = exc
         notice = encode(messages.error(self._stopped_error(), table=self.id))
-        for sub, _ in self.match.subscribers():
+        for sub, _ in self.session.subscribers():
             sub.send(notice)
         self._wait.cancel()
 
     def summary(self) -> messages.TableSummary:
-        summary = self.match.summary()
+        summary = self.session.summary()
         if self.expires_ms is not None and self.match.state == "waiting":
             summary["expires"] = self.expires_ms
         return summary
@@ -152,21 +163,21 @@ class Table(_Shell):
 
     async def run(self) -> None:
         match = self.match
-        _forget_old_events(match)  # a recovered match was replayed with all its events
+        forget_old_events(self.session)  # a recovered match was replayed with all its events
         self.log.info("table_open", seats=match.seat_count, taken=len(match.seats), state=match.state)
         if match.state != OVER:
             await self._play()
         await self._close()
 
     async def _play(self) -> None:
-        match = self.match
+        match, session = self.match, self.session
         while match.state != OVER and self.stopped is None:
             with trio.CancelScope() as self._wait:
                 self._reschedule()
                 await trio.sleep_forever()
             if self.stopped is not None or (faults.ACTIVE is not None and self._dying):
                 break
-            now, deadline = self.clock.now_ms(), match.next_deadline()
+            now, deadline = self.clock.now_ms(), session.next_deadline()
             if deadline is not None and self.clock.to_trio(deadline) <= trio.current_time():
                 metrics.observe_lateness(now - deadline)
                 now = max(now, deadline)
@@ -176,45 +187,48 @@ class Table(_Shell):
 
     def _reschedule(self) -> None:
         """Wake the task at the match's next deadline, or at once for a round of views, or when it is over."""
-        match = self.match
-        if match.views_due or match.state == OVER:
+        session = self.session
+        if session.views_due or self.match.state == OVER:
             self._wait.deadline = -math.inf
         else:
-            deadline = self.clock.to_trio(match.next_deadline())
+            deadline = self.clock.to_trio(session.next_deadline())
             if deadline != self._wait.deadline:
                 self._wait.deadline = deadline
 
-    def _step(self, now: int, request: Request | None) -> None:
-        """The deadlines due, then the request if any; with no request (the task's step), the round of views.
+    def _step(self, now: int, request: Request | None, expire: bool = False) -> None:
+        """The deadlines due, then the request if any (or the expiry); with no request (the task's step, or the
+        expiry), the round of views.
 
         A deadline is handled at its own ms even when the clock, rounding trio's float time down, reads the
         ms before at the instant it fires; a request right after it is dated no earlier (an engine refuses
         time that goes backwards, and that would stop the game with server_error)."""
         started = time.perf_counter()
         now = self._last_ms = max(now, self._last_ms)
-        match = self.match
+        match, session = self.match, self.session
         was, seen = match.state, match.seq
-        match.tick(now)
+        session.tick(now)
         if faults.ACTIVE is not None:
             seen = self._fault_check(seen)
+        if expire:
+            session.expire(now)
         if request is not None and not (faults.ACTIVE is not None and self._dying):
             self._handle(now, request, seen)
         else:
-            match.flush_views(now)
+            session.flush_views(now)
         if match.failure is not None:
             self.log.error("rules_failed", error=repr(match.failure)[:500])
         if was != match.state:
             self.log.info("table_" + ("started" if match.state == "running" else "ended"),
                           reason=(match.result or {}).get("reason"))
-        self._release(match.take_records(), match.take_frames())
-        _forget_old_events(match)
+        self._release(match.take_records(), session.take_frames())
+        forget_old_events(session)
         metrics.observe_step((time.perf_counter() - started) * 1000)
 
     def _handle(self, now: int, request: Request, seen: int) -> None:
-        match = self.match
+        match, session = self.match, self.session
         refused = match.rejected
-        was_seated = match.seat_of(request.conn) if request.kind == "detach" else None
-        match.handle(request.kind, request.conn, request.msg, now)
+        was_seated = session.seat_of(request.conn) if request.kind == "detach" else None
+        session.handle(request.kind, request.conn, request.msg, now)
         if faults.ACTIVE is not None:
             if request.kind == "resume":
                 faults.at("resume", self.id)
@@ -223,7 +237,7 @@ class Table(_Shell):
             metrics.count_command(refused=match.rejected > refused)
         elif was_seated is not None:
             self.log.info("seat_disconnected", seat=was_seated.index)
-        elif request.kind in ("join", "resume") and (seat := match.seat_of(request.conn)) is not None:
+        elif request.kind in ("join", "resume") and (seat := session.seat_of(request.conn)) is not None:
             self.log.info("seat_joined" if request.kind == "join" else "seat_resumed", seat=seat.index,
                           name=seat.name)
         if request.kind == "join" and self.expiry_ms is not None:  # someone came: it may wait as long again
@@ -285,12 +299,13 @@ class FinishedTable(_Shell):
     """A table whose game is over and whose task has ended: its session, the match retired, answering late
     requests (watch, view, resume: the result and the final view) at once, with nothing more to journal."""
 
-    def __init__(self, match: Session, clock: ServerClock, records: Records | None = None) -> None:
-        match.retire()
-        forget_old_events(match)  # the sizes of the events it no longer holds
-        match.on_event = None
-        self.match = match
-        self.id = match.id
+    def __init__(self, session: Session, clock: ServerClock, records: Records | None = None) -> None:
+        session.match.retire()
+        forget_old_events(session)  # the sizes of the events it no longer holds
+        session.match.on_event = None
+        self.session = session
+        self.match = session.match
+        self.id = self.match.id
         self.clock = clock
         self._records = records  # its replay file's, for a history page
 
@@ -298,13 +313,7 @@ class FinishedTable(_Shell):
         return self._records
 
     def submit(self, request: Request) -> None:
-        _answer_now(self.match, self.clock, request)
+        _answer_now(self.session, self.clock, request)
 
     def detach(self, conn: Subscriber) -> None:
-        self.match.detach(conn)
-
-
-def _forget_old_events(match: Session) -> None:
-    """A live match keeps a bounded number of its latest events in memory, and a bounded size of them
-    (``server.session.forget_old_events``); the journal keeps every one."""
-    forget_old_events(match)
+        self.session.detach(conn)

@@ -22,6 +22,7 @@ TYPE_CHECKED = [
     "server/storage.py",
     "server/ports.py", "server/app.py", "server/lobby.py", "server/history.py", "server/web.py", "server/health.py",
     "server/cluster/relay.py",
+    "server/match.py", "server/session.py", "server/journal_format.py", "server/replay.py", "server/table.py",
 ]
 
 

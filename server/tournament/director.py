@@ -205,13 +205,14 @@ class Director:
     def _result_from_replay(self, sid: str) -> Result | None:
         """A table that ended while the director was down: its result is in the server's replay file."""
         from server.journal import read_journal
+        from server.journal_format import EndRecord, typed
 
         path = os.path.join(self.cfg.data_dir, "server", "replays", f"{sid}.journal")
         if not os.path.exists(path):
             return None
         for record in reversed(read_journal(path).records):
-            if record["k"] == "end":
-                return record["result"]
+            if record.get("k") == "end" and isinstance(end := typed(record), EndRecord):
+                return end.result
         return None
 
     def _seat_players(self, snap: Snapshot, sid: str, table: TableRecord) -> None:

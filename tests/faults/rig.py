@@ -174,8 +174,8 @@ class Rig:
         tables = []
         for tid, table in self.lobby.tables.items():
             m = table.match
-            if "take_records" not in vars(m.match):  # the match's own: the session reads it through
-                m.match.take_records = self._counted(tid, m.match.take_records)  # type: ignore[method-assign]
+            if "take_records" not in vars(m):  # the match's own, counted as the table takes them
+                m.take_records = self._counted(tid, m.take_records)  # type: ignore[method-assign]
             tables.append((tid, m.state, m.seq, len(m.history), m.paused_at, m.actions,
                            self.records.get(tid, 0), tuple((s.index, s.name, s.token) for s in m.seats)))
         digest = None
@@ -192,7 +192,7 @@ class Rig:
     def subscriptions(self) -> tuple[Any, ...]:
         lobby = self.lobby
         tables = tuple((tid, tuple((id(s.sub), s.views) for s in t.match.seats),
-                        tuple((id(sub), views) for sub, views in t.match.spectators.items()))
+                        tuple((id(sub), views) for sub, views in t.session.spectators.items()))
                        for tid, t in lobby.tables.items())
         followers = tuple(sorted((topic, len(subs)) for topic, subs in lobby.followers.items()))
         return tables, followers

@@ -111,8 +111,9 @@ class Campaign:
         """Resume the fuzzing seat wherever the fuzzing connection does not hold it (a fuzzed leave)."""
         assert self.fuzz is not None
         for tid in self.tables.values():
-            match = self.rig.lobby.tables[tid].match
-            if match.seat_of(self.fuzz_conn) is None:
+            table = self.rig.lobby.tables[tid]
+            match = table.match
+            if table.seat_of(self.fuzz_conn) is None:
                 self.fuzz.push(encode({"type": "resume", "id": 2, "table": tid, "token": self.tokens[tid],
                                        "last_seq": match.seq}))
                 self.tally["reseated"] += 1

@@ -86,7 +86,7 @@ class Audit:
     """Checks every step of one table as the table hands out its frames (see the module's docstring)."""
 
     def __init__(self, table: Any, log: io.StringIO) -> None:
-        self.match = table.match
+        self.match, self.session = table.match, table.session
         self.log = log
         self.log_pos = log.tell()
         self.events: dict[int, Any] = {}
@@ -95,7 +95,7 @@ class Audit:
         self.was: Hidden | None = None  # before the game: everything is hidden
         self.checked = 0  # secrets looked for, step by step
         self.revealed: set[tuple[int, ...]] = set()  # lists a public event has shown (a revealed split)
-        on_event, take = self.match.on_event, self.match.take_frames
+        on_event, take = self.match.on_event, self.session.take_frames
 
         def record(event: Any) -> None:
             self.events[self.match.seq] = event
@@ -108,7 +108,7 @@ class Audit:
             return frames
 
         self.match.on_event = record
-        self.match.take_frames = take_frames
+        self.session.take_frames = take_frames
 
     def hidden(self) -> Hidden | None:
         """What is hidden now; None before the game (when everything is), empty once it is over (the
@@ -147,7 +147,7 @@ class Audit:
         self.checked += sum(map(len, lists.values())) + len(deck)
         for sub, msg in decoded:
             self.frames += 1
-            held = self.match.seat_of(sub)
+            held = self.session.seat_of(sub)
             seat = held.index if held is not None else None
             if msg["type"] == "event":
                 event = self.events[msg["seq"]]

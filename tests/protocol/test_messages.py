@@ -398,7 +398,7 @@ def test_table_requests_and_admin_actions_are_declared_once_in_the_catalogue():
 
     assert set(messages_module.TABLE_REQUESTS) <= set(CLIENT_MESSAGES)
     assert messages_module.ADMIN_ACTIONS == (*messages_module.TABLE_ADMIN, *messages_module.SERVER_ADMIN)
-    internal = {"detach", "expire"}  # the connection's and the lobby's own, never sent by a client
+    internal = {"detach"}  # the connection's own, never sent by a client (the lobby's expiry is no request)
     assert set(session.REQUESTS) == {*messages_module.TABLE_REQUESTS, *messages_module.TABLE_ADMIN.values(),
                                      *internal}
 

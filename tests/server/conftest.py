@@ -31,10 +31,13 @@ from trio_websocket import CloseReason, ConnectionClosed, WebSocketConnection, o
 
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
+from protocol.values import Message
 from protocol.views import player_view
 from server import logs
 from server.app import Server, ServerConfig
 from server.limits import ClientLimits
+from server.match import Subscriber
+from server.session import Session
 
 BANK = 7760
 SHORT = {"turn_ms": 2000, "quiet_ms": 500, "opening_ms": 3000, "game_ms": 60000}
@@ -273,3 +276,13 @@ def walk(value: Any) -> Iterator[Any]:
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
+
+
+def step(session: Session, now: int, kind: str | None = None, sub: Subscriber | None = None,
+         msg: Message | None = None) -> None:
+    """A table's step in process, at once: the deadlines due at ``now``, the request if any, then the views."""
+    session.tick(now)
+    if kind is not None:
+        assert sub is not None and msg is not None
+        session.handle(kind, sub, msg, now)
+    session.flush_views(now)

@@ -17,6 +17,7 @@ from protocol.messages import HISTORY_PAGE, HISTORY_PAGE_BYTES, check_server
 from server.games import Event
 from server.history import Entry, HistoryCache, cut, page, replayed
 from server.journal import encode_record, write_file
+from server.journal_format import StartRecord
 from server.match import Match
 from server.session import Session
 from server.storage import DataDir
@@ -29,11 +30,11 @@ RICH = {"start_dollars": 50_000, "bank": 1_000_000}
 def long_game(bids: int) -> tuple[Match, list[dict[str, Any]]]:
     """A 3-seat Parsimonia opening where seat 0 sells one card and seats 1 and 2 outbid each other ``bids``
     times, a dollar and a millisecond apart; the match and every record it wrote."""
-    match = Session(Match("t1", "parsimonia", 3, seed=5, options=RICH))
+    match = Match("t1", "parsimonia", 3, seed=5, options=RICH)
     records = [match.header()]
     for name in ("Ann", "Bo", "Cy"):
-        match.join(name, 0)
-    match.start(10)
+        match.join(name)
+    match.apply(StartRecord(10))
     card = _cards_to_sell(match)[0]
     answer = match.act(0, {"type": "auction", "card": card, "start_price": 1}, 20)
     auction = answer["created"]["auction"]
@@ -44,7 +45,7 @@ def long_game(bids: int) -> tuple[Match, list[dict[str, Any]]]:
 
 
 def _cards_to_sell(match: Match) -> list[int]:
-    return [a["card"] for a in match.legal(0) if a["type"] == "auction"]
+    return [a["card"] for a in Session(match).legal(0) if a["type"] == "auction"]
 
 
 def unpack(frame: bytes) -> dict[str, Any]:
@@ -52,10 +53,10 @@ def unpack(frame: bytes) -> dict[str, Any]:
 
 
 def test_the_ok_to_an_auction_names_the_auction_it_opened() -> None:
-    match = Session(Match("t1", "parsimonia", 3, seed=5, options=RICH))
+    match = Match("t1", "parsimonia", 3, seed=5, options=RICH)
     for name in ("Ann", "Bo", "Cy"):
-        match.join(name, 0)
-    match.start(10)
+        match.join(name)
+    match.apply(StartRecord(10))
     hand = _cards_to_sell(match)
     first = match.act(0, {"type": "auction", "card": hand[0], "start_price": 1}, 20)
     second = match.act(0, {"type": "auction", "card": hand[1], "start_price": 1}, 30)
@@ -83,10 +84,10 @@ def test_a_page_stops_at_its_limit_and_at_its_bytes_but_holds_one_event_at_least
 
 
 async def test_each_asker_gets_the_events_in_the_form_its_seat_saw(toy) -> None:
-    match = Session(Match("t1", toy.NAME, 2, seed=1))
+    match = Match("t1", toy.NAME, 2, seed=1)
     for name in ("Ann", "Bo"):
-        match.join(name, 0)
-    match.start(0)
+        match.join(name)
+    match.apply(StartRecord(0))
     match.act(0, {"type": "choose", "value": 42}, 5)
     frames = {}
     for seat in (0, 1, None):
@@ -172,11 +173,11 @@ async def test_a_finished_table_pages_its_whole_game_from_its_replay_file(autoju
 
 async def test_a_game_finished_before_a_restart_pages_from_its_replay_file(autojump_clock, start_server, toy,
                                                                            tmp_path) -> None:
-    match = Session(Match("t9", toy.NAME, 2, seed=1))
+    match = Match("t9", toy.NAME, 2, seed=1)
     records = [match.header()]
     for name in ("Ann", "Bo"):
-        match.join(name, 0)
-    match.start(0)
+        match.join(name)
+    match.apply(StartRecord(0))
     for seat, value in ((0, 7), (1, 9)):
         match.act(seat, {"type": "choose", "value": value}, 5 + seat)
     records += match.take_records()

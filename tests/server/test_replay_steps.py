@@ -10,23 +10,23 @@ import trio
 
 from protocol.messages import HISTORY_PAGE_BYTES, check_server
 from server.journal import encode_record, write_file
+from server.journal_format import CloseRecord, Record, StartRecord
 from server.limits import AddressBuckets
 from server.match import Match
 from server.replay_steps import fold, page
-from server.session import Session
 from tests.server.conftest import connect, join
 from tests.server.test_history import long_game
 from tests.server.test_transport_http import Client, web_root  # noqa: F401 (the fixture)
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 
 
-def toy_records(name: str, table: str = "t9") -> tuple[Session, list[dict[str, Any]]]:
+def toy_records(name: str, table: str = "t9") -> tuple[Match, list[Record]]:
     """A finished two-seat toy game (sealed numbers 7 and 9, then the reveal) and its records."""
-    match = Session(Match(table, name, 2, seed=1))
-    records: list[dict[str, Any]] = [match.header()]
+    match = Match(table, name, 2, seed=1)
+    records: list[Record] = [match.header()]
     for who in ("Ann", "Bo"):
-        match.join(who, 0)
-    match.start(0)
+        match.join(who)
+    match.apply(StartRecord(0))
     for seat, value in ((0, 7), (1, 9)):
         match.act(seat, {"type": "choose", "value": value}, 5 + seat)
     records += match.take_records()
@@ -61,7 +61,7 @@ def test_records_that_do_not_reach_the_end_give_no_step(toy) -> None:
 
 def test_pages_hold_every_step_once_in_order_each_within_the_frame_limit() -> None:
     match, records = long_game(3000)
-    match.close(5000)  # the organiser closes it: over, with no winner
+    match.apply(CloseRecord(5000))  # the organiser closes it: over, with no winner
     folded = fold(records + match.take_records())
     assert folded is not None
     seqs: list[int] = []

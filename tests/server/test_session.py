@@ -12,6 +12,8 @@ from server import session as session_module
 from server.games import Event
 from server.match import Match
 from server.session import Session
+from tests.server.conftest import step
+from tests.server.conftest import step as table_step
 from tests.toy_game import Sealed, toy  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.usefixtures("toy")
@@ -29,11 +31,11 @@ def test_spectators_of_a_step_share_one_encoded_view_frame():
     session = Session(Match("t1", Sealed.NAME, 2, seed=7))
     watchers = [Keeper(), Keeper(), Keeper()]
     for watcher in watchers:
-        session.step(0, "watch", watcher, {"table": "t1"})
+        step(session, 0, "watch", watcher, {"table": "t1"})
     session.take_frames()
     players = [Keeper(), Keeper()]
     for i, player in enumerate(players):
-        session.step(0, "join", player, {"table": "t1", "name": f"p{i}"})
+        step(session, 0, "join", player, {"table": "t1", "name": f"p{i}"})
     sent = session.take_frames()
     last = {id(sub): frame for sub, frame in sent}
     views = [last[id(w)] for w in watchers]
@@ -44,7 +46,7 @@ def test_spectators_of_a_step_share_one_encoded_view_frame():
 def test_the_session_sends_nothing_itself_and_knows_no_socket():
     session = Session(Match("t1", Sealed.NAME, 2, seed=7))
     player = Keeper()
-    session.step(0, "join", player, {"table": "t1", "name": "p0", "id": 1})
+    step(session, 0, "join", player, {"table": "t1", "name": "p0", "id": 1})
     assert player.frames == [] and [sub for sub, _ in session.take_frames()] == [player, player]
 
 
@@ -77,17 +79,17 @@ def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request()
     def step(kind: str, sub: Keeper, **msg: Any) -> None:
         nonlocal now
         now += 1
-        session.step(now, kind, sub, {"table": "t1", "id": 1, **msg})
-        session.take_records()  # as the table does: records to the journal, frames to their connections
+        table_step(session, now, kind, sub, {"table": "t1", "id": 1, **msg})
+        session.match.take_records()  # as the table does: records to the journal, frames to their connections
         session.take_frames()
-        del session.history[:]  # what the history keeps is bounded on its own (test_a_live_table_keeps...)
+        del session.match.history[:]  # what the history keeps is bounded on its own (test_a_live_table_keeps...)
         session_module.forget_old_events(session)
 
     step("join", seated, name="p0", key="j0")
     step("join", other, name="p1")
-    token = session.seats[0].token
+    token = session.match.seats[0].token
     step("act", seated, command={"type": "choose", "value": 5}, key="applied")
-    refused = session.rejected
+    refused = session.match.rejected
     requests: dict[str, Callable[[], None]] = {
         "act refused under its key": lambda: step("act", seated, command={"type": "choose", "value": 6}, key="no"),
         "act refused": lambda: step("act", seated, command={"type": "choose", "value": 6}),
@@ -97,21 +99,21 @@ def test_every_request_repeated_thousands_of_times_keeps_no_memory_per_request()
         "join again": lambda: step("join", seated, name="p0"),
         "join again by key": lambda: step("join", stranger, name="p0", key="j0"),
         "join full": lambda: step("join", watcher, name="late"),
-        "resume": lambda: step("resume", seated, token=token, last_seq=session.seq),
+        "resume": lambda: step("resume", seated, token=token, last_seq=session.match.seq),
         "bad token": lambda: step("resume", stranger, token="x" * 32, last_seq=0),
         "view": lambda: step("view", seated),
         "watch": lambda: step("watch", watcher),
         "leave": lambda: (step("watch", watcher), step("leave", watcher)),
-        "detach": lambda: (step("detach", other), step("resume", other, token=session.seats[1].token,
-                                                           last_seq=session.seq)),
+        "detach": lambda: (step("detach", other), step("resume", other, token=session.match.seats[1].token,
+                                                           last_seq=session.match.seq)),
         "pause and unpause": lambda: (step("pause_clocks", watcher), step("unpause_clocks", watcher)),
         "unpause refused": lambda: step("unpause_clocks", watcher),
-        "expire": lambda: step("expire", watcher),
+        "expire": lambda: session.expire(now),
     }
     for name, request in requests.items():
         assert _growth(request) < 16 * 1024, name  # the leak was 3000 x 3 KB
-    assert session.state == "running"
-    assert session.rejected - refused == 2 * 3300  # each refusal counted, again each time it came
+    assert session.match.state == "running"
+    assert session.match.rejected - refused == 2 * 3300  # each refusal counted, again each time it came
 
 
 def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_ones_too(monkeypatch):
@@ -120,26 +122,27 @@ def test_a_live_tables_events_in_memory_are_bounded_in_bytes_and_a_recovered_one
     monkeypatch.setattr(session_module, "HISTORY_BYTES", 20_000)
     session = Session(Match("t1", "parsimonia", 2, seed=3))
     seats = [Keeper(), Keeper()]
-    records = [session.header()]
+    records = [session.match.header()]
     for i, seat in enumerate(seats):
-        session.step(0, "join", seat, {"table": "t1", "name": f"p{i}"})
+        step(session, 0, "join", seat, {"table": "t1", "name": f"p{i}"})
     for n in range(1, 3001):
-        session.step(n, "act", seats[n % 2], {"table": "t1", "command": {"type": "give", "to": 1 - n % 2, "amount": 1}})
-        records += session.take_records()
+        command = {"type": "give", "to": 1 - n % 2, "amount": 1}
+        step(session, n, "act", seats[n % 2], {"table": "t1", "command": command})
+        records += session.match.take_records()
         session.take_frames()
         session_module.forget_old_events(session)
         assert session.history_bytes <= 2 * 20_000
-    assert session.seq == 3001 and session.history[-1][0] == 3001  # the latest kept, the oldest gone
-    assert 20_000 // 500 < len(session.history) < 2 * 20_000 // session_module.EVENT_BYTES
+    assert session.match.seq == 3001 and session.match.history[-1][0] == 3001  # the latest kept, the oldest gone
+    assert 20_000 // 500 < len(session.match.history) < 2 * 20_000 // session_module.EVENT_BYTES
     # what it counts is at least what the events hold (tracemalloc: ~430 bytes a gift event)
     gc.collect()
     tracemalloc.start()
-    kept = [(seq, at, Event(e.type, e.at, dict(e.data))) for seq, at, e in session.history]
+    kept = [(seq, at, Event(e.type, e.at, dict(e.data))) for seq, at, e in session.match.history]
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     assert held <= session.history_bytes, (held, session.history_bytes, len(kept))
 
     recovered = Session(Match.replay(records))
-    assert len(recovered.history) == 3001
+    assert len(recovered.match.history) == 3001
     session_module.forget_old_events(recovered)
-    assert recovered.history_bytes <= 20_000 and recovered.history[-1][0] == 3001
+    assert recovered.history_bytes <= 20_000 and recovered.match.history[-1][0] == 3001

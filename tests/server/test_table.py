@@ -10,7 +10,7 @@ import trio
 
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
-from tests.server.conftest import BANK, SHORT, RawClient, connect, create_table, join, play_seat, url, walk
+from tests.server.conftest import BANK, SHORT, RawClient, connect, create_table, join, play_seat, step, url, walk
 from server import session as session_module, table as table_module
 from tests.toy_game import toy  # noqa: F401 (the fixture)
 
@@ -411,8 +411,8 @@ async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answere
     match = Session(Match("t1", toy.NAME, 2, seed=1))
     players = [Inbox(), Inbox()]
     for i, sub in enumerate(players):
-        match.step(0, "join", sub, {"table": "t1", "name": f"p{i}"})
-    match.step(10_000)  # the choice times out: the game is over
+        step(match, 0, "join", sub, {"table": "t1", "name": f"p{i}"})
+    step(match, 10_000)  # the choice times out: the game is over
     table = Table(match.match, ServerClock())
     await table.run()  # the game is over: the task sends the last views and closes at once
     late = Inbox()
@@ -478,7 +478,7 @@ async def test_a_watcher_leaving_is_forgotten_with_no_step_of_the_table_and_a_se
         async with connect(server, "watcher") as watcher:
             assert (await watcher.request("watch", table=table))["type"] == "watching"
         with trio.fail_after(10):
-            while server.lobby.tables[table].match.spectators:
+            while server.lobby.tables[table].session.spectators:
                 await trio.sleep(0.01)
         assert "detach" not in steps
     with trio.fail_after(10):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from clients.games import words_for
+from server.session import Session
 from server.simulate import simulate
 
 NAMES = ["ada", "bob", "cy"]
@@ -22,7 +23,7 @@ def test_every_event_a_game_makes_is_described_for_a_seat_and_for_a_spectator():
                 assert line, wire
         kinds.add(event.type)
     assert {"chosen", "card_drawn", "kept", "given", "majority", "game_ended"} <= kinds
-    view = sim.match.public_view()
+    view = Session(sim.match).public_view()
     assert words.started_at(view, static) == 0
     lines = words.summary(view, NAMES)
     assert lines[0].startswith("over") and len(lines) == 2 + 3
