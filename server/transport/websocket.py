@@ -257,8 +257,8 @@ class WebSocket:
     async def aclose(self) -> None:
         """Flush, then, if we sent a close frame first, read (and drop) what the client still sends until
         its close frame or its end of stream: closing a socket with unread data resets the connection,
-        which may destroy the close frame before the client reads it. A client whose close came first is given
-        until it has taken what we sent (it reads on to our close). All within ``FLUSH_S`` (up to a tenth more, at
+        which may destroy the close frame before the client reads it. A client whose close came first is not reset
+        for what it has not yet taken: it reads on to our close. All within ``FLUSH_S`` (up to a tenth more, at
         random: clients dropped together, as a table's stalled watchers are, do not all time out at once)."""
         self._close_owed()
         with trio.move_on_after(spread(FLUSH_S)):
@@ -280,10 +280,10 @@ class WebSocket:
                         await trio.sleep(DISCARD_PAUSE_S)
                     else:
                         await self._read()
-            if self.peer_closed and unsent(self._sock):  # its close came first: it reads on until ours, which
-                await taken(self._sock)  # may still be in flight, with the pongs before it; a reset would drop them
-        if self._writing or unsent(self._sock) or (self._violated and not self._tcp_eof):
-            reset(self._sock)  # a client that does not read, or is not read: reset, so neither end waits on the other
+        # a client that does not read, or is not read: reset, so neither end waits on the other; but one whose close
+        # came first reads on until ours, which may still be in flight with the pongs before it (a reset drops them)
+        if self._writing or (unsent(self._sock) and not self.peer_closed) or (self._violated and not self._tcp_eof):
+            reset(self._sock)
         self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read
         await trio.aclose_forcefully(self._stream)
 
