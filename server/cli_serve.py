@@ -27,7 +27,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logs.configure(json_lines=args.log_json, level=getattr(logging, args.log_level.upper()))
     admin_token = _admin_token(args, "serve")
     config = ServerConfig(
-        instruments=_instruments("serve"),
         host=args.host,
         port=args.port,
         data_dir=None if args.sync == "off" else args.data,
@@ -50,6 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             playing_tables_per_ip=args.max_playing_tables_per_ip,
             rtt_ping_s=args.rtt_ping_s,
         ),
+        instruments=_instruments("serve"),
     )
 
     if args.worker_id is None and (args.workers > 1 or args.redis):

@@ -32,9 +32,9 @@ from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, Rea
 from server.log_read import LogRead, copy_tables, read_log, read_table, table_frames
 from server.log_writer import GIL_GIVEN_S, HANDOFF_WAIT_S, Writer
 
-__all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "GIL_GIVEN_S", "HANDOFF_WAIT_S", "Journal", "JournalCorrupt", "Log", "LogInstrument", "LogRead", "MAX_RECORD",
+__all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "GIL_GIVEN_S", "HANDOFF_WAIT_S", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
            "POLICIES", "ROUNDS", "ROUND_MS", "ReadResult", "Record", "Syncer", "Writer", "decode_frames",
-           "encode_entry", "encode_record", "next_round", "read_journal", "read_log", "read_table"]
+           "LogInstrument", "encode_entry", "encode_record", "next_round", "read_journal", "read_log", "read_table"]
 
 POLICIES = ("fsync", "write", "off")
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records

@@ -178,7 +178,8 @@ class Lobby:
                 continue
             journal = self.data.open_journal(match.id)
             self.log.info("table_recovered", table=match.id, state=match.state, events=match.seq)
-            self._open(Table(match, self.clock, journal, instrument=self.instrument))  # one that ended before its file moved just closes
+            # one that ended before its file moved just closes
+            self._open(Table(match, self.clock, journal, instrument=self.instrument))
 
     def _open(self, table: Table) -> None:
         table.on_finish = self._finished

@@ -28,8 +28,8 @@ from server import logs
 from server.aside import set_aside_strangers
 from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import (Journal, JournalCorrupt, Log, LogInstrument, Record, Syncer, decode_frames, encode_record,
-                            read_journal, read_table, write_file)
+from server.journal import (Journal, JournalCorrupt, Log, LogInstrument, Record, Syncer, decode_frames,
+                            encode_record, read_journal, read_table, write_file)
 from server.journal_format import record_at
 from server.log_read import Damage
 
