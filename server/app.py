@@ -20,6 +20,7 @@ from server.clock import ServerClock, keep_heartbeat
 from server.collector import keep_collector
 from server.connection import Connection, time_round_trips
 from server.health import STALL_S, LoopWatch
+from server.journal import LogInstrument
 from server.limits import AddressBuckets, ClientLimits, Refusals
 from server.lobby import Lobby
 from server.memory import Trimmer, keep_memory_given_back
@@ -28,6 +29,7 @@ from server.rated_tables import Rater, open_rater
 from server.replay_steps import Replays
 from server.static import DEFAULT_ROOT
 from server.storage import DataDir
+from server.table import TableInstrument
 from server.transport.http import RECEIVE_BYTES, HttpConnection, Response, text, wants_websocket, websocket_refusal
 from server.transport.listen import serve_tcp
 from server.transport.websocket import open_websocket
@@ -59,6 +61,16 @@ _UNREAD_REFUSALS = {TOO_MANY_HTTP: _unread_refusal(TOO_MANY_HTTP, False), FLOODE
                     TOO_MANY_HANDSHAKES: _unread_refusal(TOO_MANY_HANDSHAKES, True)}
 
 
+@dataclass(frozen=True)
+class Instruments:
+    """The seams an instrument may watch and act through, each None in service. ``parsimonia serve`` and
+    ``tournament`` give them the fault campaign's when ``PARSIMONIA_FAULT`` is set (docs/reliability.md)."""
+
+    tables: TableInstrument | None = None  # around every table's creation and steps (server/table.py)
+    log: LogInstrument | None = None  # around each round's write to the log (server/journal.py)
+    between_rounds: Callable[[], None] | None = None  # a tournament's director between two rounds
+
+
 @dataclass
 class ServerConfig:
     host: str = "127.0.0.1"
@@ -77,6 +89,7 @@ class ServerConfig:
     cluster: ClusterNode | None = field(default=None, repr=False)  # None: a server on its own, as before
     ratings_file: str | None = None  # answers `ratings` and rates casual tables (default DATA/ratings.sqlite)
     loop_stall_s: float = STALL_S  # the loop woken later than this is stalled: /healthz says 503 (server/health.py)
+    instruments: Instruments = field(default_factory=Instruments, repr=False)  # none in service
 
 
 class Server:
@@ -115,7 +128,7 @@ class Server:
     async def run(self, *, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
         # before anything else: a directory another server holds raises DataDirBusy, and stays untouched
-        data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync)
+        data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync, cfg.instruments.log)
         self.rater = open_rater(cfg.ratings_file, cfg.data_dir)  # casual rated tables, `ratings` (rated_tables.py)
         prefix = "" if cfg.cluster is None else cfg.cluster.id_prefix
         try:
@@ -158,7 +171,8 @@ class Server:
         cfg = self.config
         lobby = Lobby(nursery, clock, cfg.max_tables, data, finished_kept=cfg.finished_kept,
                       waiting_expiry_ms=cfg.waiting_expiry_ms, waiting_per_address=cfg.client.waiting_tables_per_ip,
-                      id_prefix=prefix, playing_per_address=cfg.client.playing_tables_per_ip)
+                      id_prefix=prefix, playing_per_address=cfg.client.playing_tables_per_ip,
+                      instrument=cfg.instruments.tables)
         lobby.on_finished = None if self.rater is None else self.rater.finished
         return lobby
 

@@ -9,8 +9,12 @@ import json
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from server.limits import ClientLimits
+
+if TYPE_CHECKING:
+    from server.app import Instruments
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -45,6 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             playing_tables_per_ip=args.max_playing_tables_per_ip,
             rtt_ping_s=args.rtt_ping_s,
         ),
+        instruments=_instruments("serve"),
     )
 
     if args.worker_id is None and (args.workers > 1 or args.redis):
@@ -136,11 +141,16 @@ def _public_host(args: argparse.Namespace) -> str:
     return "127.0.0.1" if args.host in ("0.0.0.0", "") else "::1" if args.host == "::" else str(args.host)
 
 
-def _arm_fault() -> None:
-    """The fault campaign's hook (server/faults.py), from its environment variable; ValueError if bad."""
-    from server import faults
+def _instruments(command: str) -> Instruments:
+    """The instruments around the runtime: the fault campaign's when ``PARSIMONIA_FAULT`` is set
+    (docs/reliability.md), else none. A bad value ends the command with one line and status 2."""
+    from server.faults import from_env
 
-    faults.configure(os.environ.get(faults.ENV))
+    try:
+        return from_env(os.environ)
+    except ValueError as exc:
+        print(f"parsimonia {command}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def banner(host: str, port: int, admin: bool = True) -> str:
@@ -188,6 +198,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     cfg = DirectorConfig(
         roster=args.roster, data_dir=args.data, url=args.url, host=args.host, port=args.port,
         time_scale=args.time_scale, admin_token=admin_token, seed=args.seed, live=not args.json,
+        instruments=_instruments("tournament"),
     )
 
     def progress(line: str) -> None:
@@ -204,11 +215,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def _admin_token(args: argparse.Namespace, command: str) -> str | None:
-    """The admin token from ``--admin-token-file`` (None without one), with the crash campaign's fault armed; a
-    file that cannot be read or holds no token ends the command with one line and status 2."""
+    """The admin token from ``--admin-token-file`` (None without one); a file that cannot be read or holds no
+    token ends the command with one line and status 2."""
     try:
         admin_token = admin_token_from(args.admin_token_file)
-        _arm_fault()
     except (OSError, ValueError) as exc:
         print(f"parsimonia {command}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

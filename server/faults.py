@@ -1,16 +1,17 @@
-"""Fault injection for the fault campaign (tests/faults, docs/reliability.md): a test hook, not a feature.
+"""The fault campaign's instrument (tests/faults, docs/reliability.md): a test instrument, not a feature.
 
-One fault per server process, read once at start-up from ``PARSIMONIA_FAULT`` (``configure``)::
+The runtime never imports it. ``parsimonia serve`` and ``parsimonia tournament`` build it from
+``PARSIMONIA_FAULT`` (``from_env``) and hand it to the seams every instrument goes through
+(``server.app.Instruments``): around a table's creation and each step (``server.table.TableInstrument``), around
+each round's write to the log (``server.journal.LogInstrument``), and between a tournament's rounds. Unset, no
+seam has an instrument. One fault per process::
 
     ACTION@POINT[:ARG][:TABLE][#N]        e.g. kill@event:auction_opened#3, kill@half-write#30, eio@fsync:t2
 
-The fault fires once, on the ``N``-th (default 1) occurrence of ``POINT`` in this process (of ``TABLE``'s only,
-when given: the log writes holding its records). ``kill`` is a SIGKILL at ``event:TYPE`` (a step holding such an
-event, durable, its answers not yet sent), ``create``, ``resume``, ``write`` (written, not yet synced),
-``half-write`` or ``between-rounds`` (a tournament's); ``enospc`` and ``eio`` raise that ``OSError`` from the
-log's ``write`` or ``fdatasync``. ``docs/reliability.md`` says what each point leaves.
-
-Unset (the normal case), ``ACTIVE`` is None and each hook site costs one ``is None`` check.
+The fault fires once, on the ``N``-th (default 1) occurrence of ``POINT`` (of ``TABLE``'s only, when given: the
+log writes holding its records). ``kill`` is a SIGKILL at ``event:TYPE`` (a step holding such an event, durable,
+its answers not yet sent), ``create``, ``resume``, ``write`` (written, not yet synced), ``half-write`` or
+``between-rounds``; ``enospc`` and ``eio`` raise that ``OSError`` from the log's ``write`` or ``fdatasync``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ import os
 import re
 import signal
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Callable
 
 from server import logs
+from server.app import Instruments
 
 ENV = "PARSIMONIA_FAULT"
 _SPEC = re.compile(r"^(?P<action>[a-z]+)@(?P<point>[a-z-]+)(?::(?P<arg>[a-z_]+))?(?::(?P<table>t\d+))?"
@@ -59,9 +63,6 @@ class Fault:
             return True
 
 
-ACTIVE: Fault | None = None
-
-
 def parse(text: str) -> Fault:
     """``ValueError`` with one line saying what is wrong."""
     m = _SPEC.match(text.strip())
@@ -79,12 +80,14 @@ def parse(text: str) -> Fault:
     return Fault(action, point, arg, m["table"], int(m["n"] or 1))
 
 
-def configure(text: str | None) -> None:
-    """Set (or, with None or "", clear) the process's fault; ``ValueError`` for a bad value."""
-    global ACTIVE
-    ACTIVE = parse(text) if text else None
-    if ACTIVE is not None:
-        logs.get().warning("fault_armed", fault=text)
+def from_env(environ: Mapping[str, str]) -> Instruments:
+    """The instruments for ``environ``'s fault: none when it is unset or empty; ``ValueError`` for a bad value."""
+    text = environ.get(ENV)
+    if not text:
+        return Instruments()
+    faults = Faults(parse(text))
+    logs.get().warning("fault_armed", fault=text)
+    return Instruments(tables=faults, log=faults, between_rounds=faults.between_rounds)
 
 
 def kill(where: str) -> None:
@@ -93,50 +96,61 @@ def kill(where: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-# ---------------------------------------------------------------------- the hooks (callers check ACTIVE first)
+class Faults:
+    """One fault, armed: the instrument at every seam (``TableInstrument``, ``LogInstrument``, between rounds).
+    Each seam reports its points; the fault acts at its own one, once."""
 
+    def __init__(self, fault: Fault) -> None:
+        self.fault = fault
 
-def event_due(table: str, events: list[str]) -> bool:
-    """Whether these events of a table's step make it the one to kill once it is durable."""
-    fault = ACTIVE
-    assert fault is not None
-    return fault.point == "event" and fault.due("event", table, events.count(fault.arg))  # type: ignore[arg-type]
+    def _at(self, point: str, table: str | None = None) -> None:
+        """A point with no journal around it: kill there if it is the one."""
+        if self.fault.action == "kill" and self.fault.due(point, table):
+            kill(point if table is None else f"{point} {table}")
 
+    # ------------------------------------------------------------------ around tables (server.table)
 
-def at(point: str, table: str | None = None) -> None:
-    """A point with no journal around it (``create``, ``resume`` of a table, ``between-rounds``): kill there
-    if it is the one."""
-    assert ACTIVE is not None
-    if ACTIVE.action == "kill" and ACTIVE.due(point, table):
-        kill(point if table is None else f"{point} {table}")
+    def created(self, table: str) -> None:
+        self._at("create", table)
 
+    def stepped(self, table: str, request: str | None, events: list[str]) -> Callable[[], None] | None:
+        """A resume is killed at once; a step holding the fault's event ends its table, then the process once the
+        step is durable, before its answers and events leave."""
+        if request == "resume":
+            self._at("resume", table)
+        fault = self.fault
+        if fault.point == "event" and fault.due("event", table, events.count(fault.arg or "")):
+            where = f"{table}, a step with {fault.arg}"
+            return lambda: kill(where)
+        return None
 
-def _table_in(fault: Fault, tables: list[str]) -> str | None:
-    """The fault's table if this round writes records of it (a fault for no table: any round)."""
-    return fault.table if fault.table in tables else None
+    # ------------------------------------------------------------------ around the log's rounds (server.journal)
 
+    def _table_in(self, tables: list[str]) -> str | None:
+        """The fault's table if this round writes records of it (a fault for no table: any round)."""
+        return self.fault.table if self.fault.table in tables else None
 
-def before_write(path: str, fd: int, data: bytes, tables: list[str]) -> None:
-    """In the log's worker thread, before the round's ``data`` (records of ``tables``) is written to ``fd``."""
-    fault = ACTIVE
-    assert fault is not None
-    table = _table_in(fault, tables)
-    if fault.action == "kill" and fault.point == "half-write" and fault.due("half-write", table):
-        os.write(fd, data[: max(1, len(data) // 2)])
-        kill(f"half of a {len(data)}-byte write of {len(tables)} tables' records")
-    elif fault.action in _ERRNO and fault.due("write", table):
-        _raise(fault.action, path)
+    def before_write(self, path: str, fd: int, data: bytes, tables: list[str]) -> None:
+        """In the log's writer thread, before the round's ``data`` (records of ``tables``) is written to ``fd``."""
+        fault, table = self.fault, self._table_in(tables)
+        if fault.action == "kill" and fault.point == "half-write" and fault.due("half-write", table):
+            os.write(fd, data[: max(1, len(data) // 2)])
+            kill(f"half of a {len(data)}-byte write of {len(tables)} tables' records")
+        elif fault.action in _ERRNO and fault.due("write", table):
+            _raise(fault.action, path)
 
+    def before_sync(self, path: str, tables: list[str]) -> None:
+        """In the log's writer thread: the round's bytes are written, not yet synced."""
+        fault, table = self.fault, self._table_in(tables)
+        if fault.action == "kill" and fault.due("write", table):
+            kill(f"a write of {len(tables)} tables' records, before its fsync")
+        elif fault.action in _ERRNO and fault.due("fsync", table):
+            _raise(fault.action, path)
 
-def before_sync(path: str, tables: list[str]) -> None:
-    """In the log's worker thread: the round's bytes are written, not yet synced."""
-    fault = ACTIVE
-    assert fault is not None
-    table = _table_in(fault, tables)
-    if fault.action == "kill" and fault.due("write", table):
-        kill(f"a write of {len(tables)} tables' records, before its fsync")
-    elif fault.action in _ERRNO and fault.due("fsync", table):
-        _raise(fault.action, path)
+    # ------------------------------------------------------------------ a tournament (server.tournament.director)
+
+    def between_rounds(self) -> None:
+        self._at("between-rounds")
 
 
 def _raise(action: str, path: str) -> None:

@@ -25,16 +25,17 @@ from typing import Any, Callable, Protocol
 
 import trio
 
-from server import faults, logs, metrics
+from server import logs, metrics
 from server.journal_format import (ENTRY, FRAME, MAX_RECORD, JournalCorrupt, RawRecord, ReadResult, Record,
                                    decode_frames, encode_entry, encode_record, entry_of, read_journal, sync_directory,
                                    write_file, write_fully)
 from server.log_read import LogRead, copy_tables, read_log, read_table, table_frames
 from server.log_writer import GIL_GIVEN_S, HANDOFF_WAIT_S, Writer
 
-__all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "GIL_GIVEN_S", "HANDOFF_WAIT_S", "Journal", "JournalCorrupt", "Log", "LogRead", "MAX_RECORD",
-           "POLICIES", "ROUNDS", "ROUND_MS", "RawRecord", "ReadResult", "Record", "Syncer", "Writer", "decode_frames",
-           "encode_entry", "encode_record", "next_round", "read_journal", "read_log", "read_table"]
+__all__ = ["CHECKPOINT_BYTES", "ENTRY", "FRAME", "GIL_GIVEN_S", "HANDOFF_WAIT_S", "Journal", "JournalCorrupt", "Log",
+           "LogInstrument", "LogRead", "MAX_RECORD", "POLICIES", "ROUNDS", "ROUND_MS", "RawRecord", "ReadResult", "Record",
+           "Syncer", "Writer", "decode_frames", "encode_entry", "encode_record", "next_round", "read_journal", "read_log",
+           "read_table"]
 
 POLICIES = ("fsync", "write", "off")
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # a log this large is compacted to the live tables' records
@@ -154,12 +155,24 @@ class Log(Protocol):
     def close(self) -> None: ...
 
 
+class LogInstrument(Protocol):
+    """A seam around each round's write to the log, for an instrument (the fault campaign's: docs/reliability.md);
+    a server in service has none. Both are called in the thread that writes; what they raise fails the round
+    as the write's own error would."""
+
+    def before_write(self, path: str, fd: int, data: bytes, tables: list[str]) -> None:
+        """The round's ``data``, records of ``tables``, is about to be written to the log ``fd``."""
+
+    def before_sync(self, path: str, tables: list[str]) -> None:
+        """The round's bytes are written; its sync (under the policy fsync) comes next."""
+
+
 class Syncer:
     """The segment log of one data directory, and its rounds (see the top)."""
 
     def __init__(self, path: str, replays: str, policy: str = "fsync",
                  checkpoint_bytes: int = CHECKPOINT_BYTES, round_ms: int = ROUND_MS,
-                 aligned: bool | None = None) -> None:
+                 aligned: bool | None = None, instrument: LogInstrument | None = None) -> None:
         if policy not in ("fsync", "write"):
             raise ValueError(f"journal policy must be fsync or write, not {policy!r}")
         self.path = path
@@ -186,6 +199,7 @@ class Syncer:
         self.rounds = 0
         self.checkpoints = 0
         self.log = logs.get()
+        self.instrument = instrument
 
     def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal:
         """A table's journal; ``frames``: its records already in the log (a recovered table)."""
@@ -313,12 +327,12 @@ class Syncer:
 
     def _write(self, data: bytes, tables: list[str]) -> None:
         """In the writer thread: the round's one write, then its one sync."""
-        if faults.ACTIVE is not None:
-            faults.before_write(self.path, self._fd, data, tables)
+        if self.instrument is not None:
+            self.instrument.before_write(self.path, self._fd, data, tables)
         write_fully(self._fd, data)
         self.size += len(data)
-        if faults.ACTIVE is not None:
-            faults.before_sync(self.path, tables)  # the round's sync comes next: a kill here, or an fsync error
+        if self.instrument is not None:
+            self.instrument.before_sync(self.path, tables)
         if self.policy == "fsync":
             os.fdatasync(self._fd)
 

@@ -26,13 +26,13 @@ from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
 from protocol.values import Map, Message
-from server import faults, logs
+from server import logs
 from server.clock import ServerClock
 from server.games import GAMES
 from server.history import HistoryCache
 from server.match import Match, ReplayMismatch, Subscriber
 from server.storage import DataDir, Recovered
-from server.table import FinishedTable, Table
+from server.table import FinishedTable, Table, TableInstrument
 
 FINISHED_KEPT = 1000
 WAITING_EXPIRY_MS = 600_000
@@ -62,7 +62,7 @@ class Lobby:
         self, nursery: trio.Nursery, clock: ServerClock, max_tables: int = 10_000, data: DataDir | None = None,
         finished_kept: int = FINISHED_KEPT, waiting_expiry_ms: int = WAITING_EXPIRY_MS,
         waiting_per_address: int = WAITING_PER_ADDRESS, id_prefix: str = "",
-        playing_per_address: int = PLAYING_PER_ADDRESS,
+        playing_per_address: int = PLAYING_PER_ADDRESS, instrument: TableInstrument | None = None,
     ) -> None:
         self.nursery = nursery
         self.clock = clock
@@ -86,6 +86,7 @@ class Lobby:
         self.elsewhere: Elsewhere | None = None
         self.on_finished: Callable[[Match], object] | None = None  # a table's game is over (server/rated_tables.py)
         self._expiring = trio.CancelScope()  # the expiry task's wait, until the next table is due to expire
+        self.instrument = instrument  # around every table's creation and steps (server.table.TableInstrument)
         self.log = logs.get()
         nursery.start_soon(self._keep_expiring)
 
@@ -125,9 +126,9 @@ class Lobby:
         if self.data is not None:
             journal = self.data.open_journal(match.id)
             journal.append(match.header())
-            if faults.ACTIVE is not None:
-                faults.at("create", match.id)
-        table = Table(match, self.clock, journal)
+            if self.instrument is not None:
+                self.instrument.created(match.id)
+        table = Table(match, self.clock, journal, instrument=self.instrument)
         self._open(table)
         if address is not None:
             self._waiting_of.setdefault(address, set()).add(table.id)
@@ -167,7 +168,8 @@ class Lobby:
                 continue
             journal = self.data.open_journal(match.id)
             self.log.info("table_recovered", table=match.id, state=match.state, events=match.seq)
-            self._open(Table(match, self.clock, journal))  # one that ended before its file moved just closes
+            # one that ended before its file moved just closes
+            self._open(Table(match, self.clock, journal, instrument=self.instrument))
 
     def _open(self, table: Table) -> None:
         table.on_finish = self._finished

@@ -28,8 +28,8 @@ from server import logs
 from server.aside import set_aside_strangers
 from server.clock import read_heartbeat, trusted_start
 from server.dirlock import DataDirBusy, DirLock
-from server.journal import (Journal, JournalCorrupt, Log, RawRecord, Syncer, decode_frames, encode_record,
-                            read_journal, read_table, write_file)
+from server.journal import (Journal, JournalCorrupt, Log, LogInstrument, RawRecord, Syncer, decode_frames,
+                            encode_record, read_journal, read_table, write_file)
 from server.journal_format import record_at
 from server.log_read import Damage
 
@@ -48,7 +48,7 @@ class Recovered:
 class DataDir:
     """The directory, locked for this process until ``close()`` (``DataDirBusy`` if another holds it)."""
 
-    def __init__(self, root: str, policy: str = "fsync") -> None:
+    def __init__(self, root: str, policy: str = "fsync", instrument: LogInstrument | None = None) -> None:
         self.root = root
         self.policy = policy
         self.log_path = os.path.join(root, "log")
@@ -64,7 +64,7 @@ class DataDir:
         self._lock = DirLock(root, lambda: set_aside_strangers(root, self.log))
         for path in (self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
-        self.syncer: Log = Syncer(self.log_path, self.replays, policy)  # the server runs it
+        self.syncer: Log = Syncer(self.log_path, self.replays, policy, instrument=instrument)  # the server runs it
         self._frames: dict[str, list[bytes]] = {}  # recovered tables' records, until their journal opens
         self._seen: list[str] = []  # every unfinished table found on start
 

@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 import trio
 
@@ -25,7 +25,7 @@ from protocol import messages
 from protocol.codec import encode
 from protocol.errors import ProtocolError
 from protocol.values import EventData, Message
-from server import faults, logs, metrics
+from server import logs, metrics
 from server.clock import ServerClock
 from server.games import Event
 from server.journal import Journal
@@ -35,7 +35,7 @@ from server.session import REPLAY_LIMIT, Session, forget_old_events
 
 Records = Callable[[], list[RawRecord]]  # a table's records, read in a worker thread (server.history)
 
-__all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table"]
+__all__ = ["FinishedTable", "REPLAY_LIMIT", "ReplayMismatch", "Request", "Seat", "Table", "TableInstrument"]
 
 
 @dataclass
@@ -43,6 +43,20 @@ class Request:
     kind: str  # join / watch / leave / resume / act / view / detach, or pause_clocks / unpause_clocks / close_table
     conn: Subscriber
     msg: Message
+
+
+class TableInstrument(Protocol):
+    """A seam around tables, for an instrument (the fault campaign's: docs/reliability.md); a server in service has
+    none. Both are called in the trio thread."""
+
+    def created(self, table: str) -> None:
+        """A table was created: its first record is appended to its journal, not yet durable."""
+
+    def stepped(self, table: str, request: str | None, events: list[str]) -> Callable[[], None] | None:
+        """A part of a table's step is done: its deadlines due (``request`` None) or a request of that kind,
+        which made events of these types. A callable returned ends the table there: it takes no more requests
+        nor steps, and the callable runs once this step's records are durable, before anything the step caused
+        is sent."""
 
 
 def _answer_now(session: Session, clock: ServerClock, request: Request) -> None:
@@ -84,7 +98,8 @@ class Table(_Shell):
     """A live table: its session (around its match), its task, its journal."""
 
     def __init__(self, match: Match, clock: ServerClock, journal: Journal | None = None,
-                 on_finish: Callable[["Table"], None] | None = None) -> None:
+                 on_finish: Callable[["Table"], None] | None = None,
+                 instrument: TableInstrument | None = None) -> None:
         self.session = Session(match)
         self.match = match
         self.expiry_ms: int | None = None  # how long it may wait for players, from its creation or last join
@@ -98,7 +113,9 @@ class Table(_Shell):
         self.log = logs.get(table=self.id, game=match.game_name)
         match.on_event = self._log_event
         self.stopped: OSError | None = None  # why the journal failed: nothing more is accepted or acknowledged
-        self._dying = False  # server/faults.py: this table's last step is being made durable, then the kill
+        self.instrument = instrument
+        self._halted = False  # its instrument ended it: no step after this one (``TableInstrument.stepped``)
+        self._on_halt: Callable[[], None] | None = None  # the instrument's, once the last step is durable
         self._last_ms = 0  # the latest time a step handed the match: no later step is dated before it
 
     # ------------------------------------------------------------------ called from connections
@@ -110,8 +127,8 @@ class Table(_Shell):
         if self._closing:
             _answer_now(self.session, self.clock, request)
             return
-        if faults.ACTIVE is not None and self._dying:
-            return  # never handled: as if it had come after the kill
+        if self._halted:
+            return  # never handled: as if it had come after the table's end
         self._step(self.clock.now_ms(), request)
         self._reschedule()
 
@@ -126,8 +143,7 @@ class Table(_Shell):
         """A connection went away: its seat stays in the game, its clock keeps running. A spectator is forgotten
         with no step of the table, as nothing of the game changes (200 stalled watchers dropped together were 200
         steps in one pass of the scheduler)."""
-        if self.stopped is not None or self._closing or (faults.ACTIVE is not None and self._dying) or \
-                self.session.seat_of(conn) is None:
+        if self.stopped is not None or self._closing or self._halted or self.session.seat_of(conn) is None:
             self.session.detach(conn)
         else:
             self.submit(Request("detach", conn, {}))
@@ -175,15 +191,15 @@ class Table(_Shell):
             with trio.CancelScope() as self._wait:
                 self._reschedule()
                 await trio.sleep_forever()
-            if self.stopped is not None or (faults.ACTIVE is not None and self._dying):
+            if self.stopped is not None or self._halted:
                 break
             now, deadline = self.clock.now_ms(), session.next_deadline()
             if deadline is not None and self.clock.to_trio(deadline) <= trio.current_time():
                 metrics.observe_lateness(now - deadline)
                 now = max(now, deadline)
             self._step(now, None)
-        if faults.ACTIVE is not None and self._dying:
-            await trio.sleep_forever()  # the fault's step is the last: it kills the process once durable
+        if self._halted:
+            await trio.sleep_forever()  # its instrument ended it: nothing more happens here
 
     def _reschedule(self) -> None:
         """Wake the task at the match's next deadline, or at once for a round of views, or when it is over."""
@@ -207,12 +223,14 @@ class Table(_Shell):
         match, session = self.match, self.session
         was, seen = match.state, match.seq
         session.tick(now)
-        if faults.ACTIVE is not None:
-            seen = self._fault_check(seen)
+        if self.instrument is not None:
+            seen = self._instrumented(seen, None)
         if expire:
             session.expire(now)
-        if request is not None and not (faults.ACTIVE is not None and self._dying):
-            self._handle(now, request, seen)
+        if request is not None and not self._halted:
+            self._handle(now, request)
+            if self.instrument is not None:
+                self._instrumented(seen, request.kind)
         else:
             session.flush_views(now)
         if match.failure is not None:
@@ -224,15 +242,11 @@ class Table(_Shell):
         forget_old_events(session)
         metrics.observe_step((time.perf_counter() - started) * 1000)
 
-    def _handle(self, now: int, request: Request, seen: int) -> None:
+    def _handle(self, now: int, request: Request) -> None:
         match, session = self.match, self.session
         refused = match.rejected
         was_seated = session.seat_of(request.conn) if request.kind == "detach" else None
         session.handle(request.kind, request.conn, request.msg, now)
-        if faults.ACTIVE is not None:
-            if request.kind == "resume":
-                faults.at("resume", self.id)
-            self._fault_check(seen)
         if request.kind == "act":
             metrics.count_command(refused=match.rejected > refused)
         elif was_seated is not None:
@@ -246,32 +260,28 @@ class Table(_Shell):
     def _release(self, records: list[Record], frames: list[tuple[Subscriber, bytes]]) -> None:
         """Send what the last step produced, once the journal holds every record it wrote."""
         if self.journal is None:
+            if self._on_halt is not None:
+                self._on_halt()
             _send_all(frames)
             return
         for record in records:
             self.journal.append(record)
-        if faults.ACTIVE is not None:
-            self._arm_kill()
+        if self._on_halt is not None:  # the table's last step: its instrument's callable runs once it is durable
+            self.journal.after_durable(self._on_halt)
+            self._on_halt = None
         if frames:
             self.journal.after_durable(lambda: _send_all(frames))
 
-    # ------------------------------------------------------------------ the fault campaign's hooks (server/faults.py)
-
-    def _fault_check(self, seen: int) -> int:
-        """Whether the events after ``seen`` reach the fault's point: then this step is the table's last."""
+    def _instrumented(self, seen: int, request: str | None) -> int:
+        """Tell the instrument the events after ``seen``; it may end the table with this step. Returns the
+        match's ``seq`` now."""
+        assert self.instrument is not None
         history = self.match.history
         events = [e.type for _, _, e in history[len(history) - (self.match.seq - seen):]]
-        if faults.event_due(self.id, events):
-            self._dying = True
+        then = self.instrument.stepped(self.id, request, events)
+        if then is not None:
+            self._halted, self._on_halt = True, then
         return self.match.seq
-
-    def _arm_kill(self) -> None:
-        """The step's records are appended: if it is the fault's, die once they are durable, before what they
-        cause is sent."""
-        assert self.journal is not None
-        if self._dying:
-            where = f"{self.id} event {self.match.seq}"
-            self.journal.after_durable(lambda: faults.kill(where))
 
     async def _close(self) -> None:
         """The game is over: send its last views, then hand over to the lobby (which finishes the journal)."""

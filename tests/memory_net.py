@@ -6,14 +6,16 @@ clock could fire in what a test meant as an instant, and the kernel decided the 
 through bounded buffers in the process: once a writer has run, its bytes are there for the reader, and time
 moves only when nothing at all is left to do.
 
-``MemoryNetwork.install`` replaces three things for one test:
+The clients go in through trio's own hooks: once a server of the test listens, the network is the run's socket
+factory and hostname resolver (``trio.socket.set_custom_socket_factory``, ``set_custom_hostname_resolver``), so
+a TCP socket trio makes connects to 127.0.0.1 (or localhost) at such a server's port in memory, and
+``trio.open_tcp_stream`` hands trio-websocket's client (the SDK, ``watch``, the director's link, the raw test
+clients) and the HTTP tests a ``trio.SocketStream`` as it would over the kernel. Any other address or port is
+refused, as a port nobody listens on is. ``MemoryNetwork.install`` still patches, for one test:
 
-* the server's listener (``server.app.serve_tcp``): each ``Server`` gets a port number of its own, and its real
-  connection handler (HTTP, the WebSocket upgrade, ``Connection``) is run on an in-memory stream;
-* ``trio.open_tcp_stream``: a connection to 127.0.0.1 at such a port opens an in-memory stream to that server,
-  so trio-websocket's client (the SDK, ``watch``, the director's link, the raw test clients) and the HTTP tests
-  reach it unchanged. Any other address or port is refused, as a port nobody listens on is: no test on the
-  autojump clock reaches the kernel's network;
+* the server's listener (``server.app.serve_tcp``, which uses the kernel's sockets, not trio's): each ``Server``
+  gets a port number of its own, and its real connection handler (HTTP, the WebSocket upgrade, ``Connection``)
+  is run on an in-memory stream;
 * ``trio.to_thread.run_sync`` and the log's writer thread (``server.journal.Writer.run``): the work (the log's
   writes and syncs, a static file's read) is done in the trio thread, at once, so that time cannot move on while a
   thread works (the autojump clock would jump to the next deadline: a toy game's choice would time out while its
@@ -204,13 +206,6 @@ class MemoryNetwork:
         self._client_ports = itertools.count(50000)
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        async def open_tcp_stream(host: str, port: int, **_options: Any) -> trio.abc.HalfCloseableStream:
-            if host in ("127.0.0.1", "localhost") and port in self._servers:
-                return await self.connect(port)
-            await trio.lowlevel.checkpoint()
-            raise ConnectionRefusedError(errno.ECONNREFUSED, f"no server in this test at {host}:{port}")
-
-        monkeypatch.setattr(trio, "open_tcp_stream", open_tcp_stream)
         monkeypatch.setattr(trio.to_thread, "run_sync", _in_this_thread)
         monkeypatch.setattr(journal.Writer, "run", _in_the_writer)
         monkeypatch.setattr(app, "serve_tcp", self.serve)
@@ -220,6 +215,8 @@ class MemoryNetwork:
         """In place of ``serve_tcp``: hands each connection ``connect`` makes to ``handler``, once ``admit`` (if
         given) admitted it; a connection it refused is closed at once."""
         number = next(self._ports)
+        trio.socket.set_custom_socket_factory(_Sockets(self))  # the run's, from now on: see the top
+        trio.socket.set_custom_hostname_resolver(_Localhost())
         try:
             async with trio.open_nursery() as nursery:
                 self._servers[number] = (handler, nursery, admit)
@@ -241,3 +238,112 @@ class MemoryNetwork:
             nursery.start_soon(handler, theirs, theirs, client_end[0], f"{client_end[0]}:{client_end[1]}")
         await trio.lowlevel.checkpoint()
         return ours
+
+
+class _Sockets(trio.abc.SocketFactory):
+    """The run's socket factory: a TCP socket is a client's end on this network; any other kind is the kernel's."""
+
+    def __init__(self, network: MemoryNetwork) -> None:
+        self.network = network
+
+    def socket(self, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM,
+               proto: int = 0) -> trio.socket.SocketType:
+        if family in (socket.AF_INET, socket.AF_INET6) and type == socket.SOCK_STREAM:
+            return _ClientSocket(self.network, family, proto)
+        return trio.socket.from_stdlib_socket(socket.socket(family, type, proto))
+
+
+class _Localhost(trio.abc.HostnameResolver):
+    """The run's resolver: localhost is 127.0.0.1 (trio resolves a numeric address itself); no other name is known."""
+
+    async def getaddrinfo(self, host: bytes | None, port: bytes | str | int | None, family: int = 0,
+                          type: int = 0, proto: int = 0, flags: int = 0) -> list[Any]:
+        await trio.lowlevel.checkpoint()
+        if host not in (b"localhost", "localhost"):
+            raise socket.gaierror(socket.EAI_NONAME, f"no host {host!r} in this test")
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", int(port or 0)))]
+
+    async def getnameinfo(self, sockaddr: tuple[str, int] | tuple[str, int, int, int], flags: int) -> tuple[str, str]:
+        await trio.lowlevel.checkpoint()
+        return str(sockaddr[0]), str(sockaddr[1])
+
+
+class _ClientSocket(trio.socket.SocketType):
+    """A client's TCP socket as trio's socket factory makes it: ``connect`` opens an in-memory connection to a
+    server of this test (``MemoryNetwork.connect``), and the rest is that connection's client end."""
+
+    def __init__(self, network: MemoryNetwork, family: int, proto: int) -> None:
+        super().__init__()
+        self._network = network
+        self._family = family
+        self._proto = proto
+        self._end: MemoryStream | None = None
+        self._closed = False
+        self._shut_wr = False
+
+    @property
+    def family(self) -> socket.AddressFamily:
+        return socket.AddressFamily(self._family)
+
+    @property
+    def type(self) -> socket.SocketKind:
+        return socket.SOCK_STREAM
+
+    @property
+    def proto(self) -> int:
+        return self._proto
+
+    @property
+    def did_shutdown_SHUT_WR(self) -> bool:
+        return self._shut_wr
+
+    def fileno(self) -> int:
+        return -1 if self._closed else 1 << 20  # no descriptor: nothing may wait on it but through these methods
+
+    def setsockopt(self, *_args: Any) -> None:
+        pass  # TCP_NODELAY and the like: nothing to tune in memory
+
+    def getsockname(self) -> Any:
+        return ("0.0.0.0", 0) if self._end is None else self._end.socket.getsockname()
+
+    def getpeername(self) -> Any:
+        if self._end is None:
+            raise OSError(errno.ENOTCONN, "not connected")
+        return self._end.socket.getpeername()
+
+    async def connect(self, address: Any) -> None:
+        host, port = address[0], address[1]
+        if host == "127.0.0.1" and port in self._network._servers and not self._closed:
+            self._end = await self._network.connect(port)
+            return
+        await trio.lowlevel.checkpoint()
+        raise ConnectionRefusedError(errno.ECONNREFUSED, f"no server in this test at {host}:{port}")
+
+    def _connected(self) -> MemoryStream:
+        if self._end is None or self._closed:
+            raise OSError(errno.EBADF if self._closed else errno.ENOTCONN, "not connected")
+        return self._end
+
+    async def send(self, data: Any, flags: int = 0) -> int:
+        end = self._connected()
+        await trio.lowlevel.checkpoint()
+        while True:
+            try:
+                return end.send(data)
+            except BlockingIOError:
+                await end.wait_send_all_might_not_block()
+
+    async def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        return await self._connected().receive_some(bufsize)
+
+    async def wait_writable(self) -> None:
+        await self._connected().wait_send_all_might_not_block()
+
+    def shutdown(self, flag: int) -> None:
+        self._connected().shutdown(flag)
+        self._shut_wr = self._shut_wr or flag in (socket.SHUT_WR, socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._end is not None:
+            self._end.close()

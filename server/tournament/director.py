@@ -26,8 +26,8 @@ import trio
 
 from clients.sdk import ServerError
 from protocol.values import Result
-from server import faults, logs
-from server.app import Server, ServerConfig
+from server import logs
+from server.app import Instruments, Server, ServerConfig
 from server.dirlock import DirLock
 from server.games.fields import maps_field
 from server.ratings import RATINGS_FILE, rate_table, seating_ratings
@@ -62,6 +62,7 @@ class DirectorConfig:
     admin_token: str | None = None
     seed: int | None = None
     live: bool = True  # print the standings after each game
+    instruments: Instruments = field(default_factory=Instruments, repr=False)  # its server's, and between rounds
 
 
 @dataclass
@@ -100,8 +101,8 @@ class Director:
         while True:
             snap = self.store.load()
             if snap.between_rounds:
-                if faults.ACTIVE is not None and snap.rounds:
-                    faults.at("between-rounds")
+                if snap.rounds and self.cfg.instruments.between_rounds is not None:
+                    self.cfg.instruments.between_rounds()
                 await self._publish(snap)
                 if snap.rounds_left == 0:
                     self.store.set_state("finished")
@@ -385,7 +386,7 @@ async def _direct(cfg: DirectorConfig, roster: Roster, store: Store,
                 admin, where = _own_admin_token(cfg.data_dir)
             server = await nursery.start(Server(ServerConfig(
                 host=cfg.host, port=cfg.port, data_dir=os.path.join(cfg.data_dir, "server"), admin_token=admin,
-                ratings_file=os.path.join(cfg.data_dir, RATINGS_FILE),
+                ratings_file=os.path.join(cfg.data_dir, RATINGS_FILE), instruments=cfg.instruments,
             )).run)
             url = f"ws://{'127.0.0.1' if cfg.host in ('0.0.0.0', '::') else cfg.host}:{server.port}"
             out(f"tournament server on {url}; spectators: parsimonia watch --url {url} --table ID")

@@ -1,5 +1,6 @@
-"""The fault campaign's hook (server/faults.py): its one environment variable, read once, and how a fault
-counts its point before it fires once. The faults themselves are exercised in tests/faults."""
+"""The fault campaign's instrument (server/faults.py): its one environment variable, read once, how a fault
+counts its point before it fires once, and how it acts through the log's seam. The faults themselves are
+exercised in tests/faults."""
 
 from __future__ import annotations
 
@@ -9,14 +10,9 @@ import os
 import pytest
 
 from server import faults
+from server.app import Instruments
 from server.journal import Syncer, encode_entry, encode_record, read_log
 from tests.server.test_cli import run
-
-
-@pytest.fixture(autouse=True)
-def _no_fault_left():
-    yield
-    faults.configure(None)
 
 
 @pytest.mark.parametrize("text, fields", [
@@ -53,11 +49,15 @@ def test_serve_with_a_bad_fault_exits_2_with_one_line(capsys, monkeypatch, tmp_p
                                         "create, resume, write, half-write, between-rounds, not 'nowhere'"]
 
 
-def test_unset_there_is_no_fault():
-    faults.configure("")
-    assert faults.ACTIVE is None
-    faults.configure(None)
-    assert faults.ACTIVE is None
+def test_unset_there_is_no_instrument_at_any_seam():
+    assert faults.from_env({faults.ENV: ""}) == Instruments() == faults.from_env({})
+    assert Instruments() == Instruments(tables=None, log=None, between_rounds=None)
+
+
+def test_set_the_one_instrument_is_at_every_seam():
+    armed = faults.from_env({faults.ENV: "kill@between-rounds"})
+    assert isinstance(armed.tables, faults.Faults) and armed.log is armed.tables
+    assert armed.between_rounds == armed.tables.between_rounds
 
 
 def test_a_fault_fires_once_at_the_nth_occurrence_of_its_point_at_its_table():
@@ -69,10 +69,10 @@ def test_a_fault_fires_once_at_the_nth_occurrence_of_its_point_at_its_table():
 
 
 def test_an_injected_fsync_error_fails_the_round_holding_its_table_and_the_bytes_stay_written(tmp_path):
-    """The log's hooks: eio@fsync:t1 raises from the first round writing records of t1, after its write; a
-    round without t1 and the next round are clean."""
-    faults.configure("eio@fsync:t1")
-    syncer = Syncer(str(tmp_path / "log"), str(tmp_path))
+    """Through the log's seam: eio@fsync:t1 raises from the first round writing records of t1, after its write;
+    a round without t1 and the next round are clean."""
+    instrument = faults.Faults(faults.parse("eio@fsync:t1"))
+    syncer = Syncer(str(tmp_path / "log"), str(tmp_path), instrument=instrument)
     entry = encode_entry("t1", encode_record({"k": "table", "id": "t1"}))
     syncer._write(entry, ["t2"])
     with pytest.raises(OSError) as info:

@@ -377,14 +377,23 @@ async def test_a_failing_clock_stops_its_table_not_the_server(server, autojump_c
 
 
 async def test_a_log_that_cannot_be_written_stops_the_tables_not_the_server(start_server, tmp_path):
-    srv = await start_server(data_dir=str(tmp_path))
+    from server.app import Instruments
+
+    class DiskFull:  # through the log's seam (server.journal.LogInstrument): every write fails once it is full
+        full = False
+
+        def before_write(self, path: str, fd: int, data: bytes, tables: list[str]) -> None:
+            if self.full:
+                raise OSError(28, "No space left on device")
+
+        def before_sync(self, path: str, tables: list[str]) -> None:
+            pass
+
+    disk = DiskFull()
+    srv = await start_server(data_dir=str(tmp_path), instruments=Instruments(log=disk))
     async with connect(srv, "a") as a, connect(srv, "b") as b:
         failing = await create_table(a, 2, options=SHORT)
-
-        def disk_full(data: bytes, tables: list[str]) -> None:
-            raise OSError(28, "No space left on device")
-
-        srv.lobby.data.syncer._write = disk_full
+        disk.full = True
         await a.send({"type": "join", "id": 7, "table": failing, "name": "a"})
         notice = await a.expect(lambda m: m["type"] == "error" and m.get("table") == failing)
         assert notice["code"] == "internal" and "No space left on device" in notice["message"]
@@ -419,6 +428,71 @@ async def test_a_request_reaching_a_table_whose_task_is_closing_is_still_answere
     table.submit(Request("watch", late, {"table": "t1", "id": 3}))  # type: ignore[arg-type]
     assert [f["type"] for f in late.frames] == ["watching", "view"]
     assert late.frames[1]["view"]["result"]["reason"] == "revealed"
+
+
+async def test_an_instrument_may_end_a_table_at_a_step_and_act_once_it_is_durable_before_its_frames_leave(
+        autojump_clock):
+    """The seam the fault campaign's kills go through (server.table.TableInstrument): told each part of each
+    step, the instrument ends the table at the step that started the game; nothing after it is handled, and its
+    callable runs once the step's records are durable, before the step's answers leave."""
+    from protocol.codec import decode
+    from server.clock import ServerClock
+    from server.match import Match
+    from server.table import Request, Table
+
+    class Inbox:
+        def __init__(self) -> None:
+            self.frames: list[dict] = []
+
+        def send(self, frame: bytes) -> None:
+            self.frames.append(decode(frame))
+
+    class Journal:  # the records are durable when the test says so
+        def __init__(self) -> None:
+            self.records: list[dict] = []
+            self.waiting: list[Any] = []
+
+        def append(self, record: dict) -> None:
+            self.records.append(record)
+
+        def after_durable(self, callback: Any, on_failure: Any = None) -> None:
+            self.waiting.append(callback)
+
+    players, journal = [Inbox(), Inbox()], Journal()
+
+    class EndsAtTheStart:
+        def __init__(self) -> None:
+            self.steps: list[tuple[str | None, list[str]]] = []
+            self.answers_out_when_ran: list[int] = []
+
+        def created(self, table: str) -> None:
+            raise AssertionError("a table made by hand is not created by the lobby")
+
+        def stepped(self, table: str, request: str | None, events: list[str]) -> Any:
+            self.steps.append((request, events))
+            if "game_started" in events:
+                return lambda: self.answers_out_when_ran.append(len(players[1].frames))
+            return None
+
+    instrument = EndsAtTheStart()
+    table = Table(Match("t1", "parsimonia", 2, seed=1, options=SHORT), ServerClock(), journal,  # type: ignore[arg-type]
+                  instrument=instrument)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(table.run)
+        for i, sub in enumerate(players):
+            table.submit(Request("join", sub, {"table": "t1", "name": f"p{i}", "id": 1}))  # type: ignore[arg-type]
+        assert instrument.steps == [(None, []), ("join", []), (None, []), ("join", ["game_started"])]
+        durable = len(journal.records)
+        table.submit(Request("act", players[0], {"table": "t1", "id": 2,  # type: ignore[arg-type]
+                                                 "command": {"type": "give", "to": 1, "amount": 1}}))
+        await trio.sleep(3600)  # the game's deadlines pass: the table takes no step
+        assert len(journal.records) == durable and len(instrument.steps) == 4
+        assert not players[1].frames  # the last join's answer waits for its records, behind the callable
+        for callback in journal.waiting:  # the records are durable
+            callback()
+        assert instrument.answers_out_when_ran == [0] and players[1].frames[0]["type"] == "joined"
+        assert not [f for f in players[0].frames if f.get("re") == 2]  # the act after the end is never answered
+        nursery.cancel_scope.cancel()
 
 
 async def test_a_request_in_the_instant_after_a_deadline_is_not_dated_before_it(autojump_clock):
