@@ -312,10 +312,11 @@ async def time_round_trips(connections: dict[int, Connection], every_s: float) -
         return
     ticks = max(1, round(every_s / ROUND_TRIP_TICK_S))
     while True:
-        cycle = list(connections.values())
+        cycle = list(connections)  # their keys: a connection gone meanwhile is not held for the cycle
         per_tick = -(-len(cycle) // ticks)
         for tick in range(ticks):
-            for conn in cycle[tick * per_tick:(tick + 1) * per_tick]:
-                if conn.welcomed and not conn.closed:
+            for key in cycle[tick * per_tick:(tick + 1) * per_tick]:
+                conn = connections.get(key)
+                if conn is not None and conn.welcomed and not conn.closed:
                     conn.ws.ping()
             await trio.sleep(every_s / ticks)

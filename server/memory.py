@@ -25,7 +25,7 @@ import trio
 from server import logs
 
 CROWD = 256  # connections gone since the high mark before memory is given back: below that, not worth 1 ms
-TABLES_GONE = 16  # live tables ended since their high mark, likewise (a busy table holds up to 512 KiB of events)
+TABLES_GONE = 16  # live tables ended since their high mark, likewise (a busy table holds up to 128 KiB of events)
 TICK_S = 1.0  # how often the trimmer looks whether a trim is owed
 LAST_TRIM_TICKS = 32  # the interval between the last two trims after a crowd left (TICK_S each)
 ALLOCATOR = "PYTHONMALLOC"

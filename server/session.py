@@ -34,8 +34,9 @@ REPLAY_LIMIT = 2000  # a resume further behind than this gets a fresh view inste
 SEAT_GRACE_MS = 10_000
 # a live table's events kept in memory (for resumes, and history pages): at most 2 * REPLAY_LIMIT of them and
 # 2 * HISTORY_BYTES, trimmed to REPLAY_LIMIT and HISTORY_BYTES when over either (older pages are replayed from the
-# journal). An event's bytes: its frame's, and EVENT_BYTES for its objects (a 60-byte gift event holds ~430 bytes)
-HISTORY_BYTES = 256 << 10
+# journal). An event's bytes: its frame's, and EVENT_BYTES for its objects (a 60-byte gift event holds ~430 bytes).
+# Small: busy tables' events are small objects spread over the heap, and what outlives them pins their pages
+HISTORY_BYTES = 64 << 10
 EVENT_BYTES = 360
 
 

@@ -179,16 +179,7 @@ def record(figures: dict[str, Any]) -> None:
             f.write(json.dumps(figures) + "\n")
 
 
-# the full tables flood's memory after it: 16 MB over its start with no other table (issue 37's bound: 20), 37-40 MB
-# with the normal table playing throughout (53 MB while journals kept their records in memory; they no longer do):
-# what outlives the flood made during it pins pages the flood's tables freed (not yet shown which; the likeliest: the
-# normal table's latest events, up to 512 KiB)
-PINNED = pytest.mark.xfail(FULL, reason="what outlives the flood made during it pins its freed pages",
-                           strict=False)
-
-
-@pytest.mark.parametrize("kind", [pytest.param(kind, marks=PINNED) if kind == "tables" else kind
-                                  for kind in FLOODS if FULL or kind in SLICE])  # make faults: every flood
+@pytest.mark.parametrize("kind", [kind for kind in FLOODS if FULL or kind in SLICE])  # make faults: every flood
 async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(kind, tmp_path):
     flood = FLOODS[kind] if FULL else SLICE[kind]
     raise_nofile(2 * flood.count + 1024)

@@ -4,6 +4,8 @@ table plays on."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import msgpack
@@ -14,6 +16,7 @@ from trio_websocket import ConnectionClosed
 from clients.players import make_player
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
+from server.connection import time_round_trips
 from server.limits import ClientLimits
 from tests.server.conftest import SHORT, RawClient, connect, create_table, join, play_seat
 from tests.server.test_crash import ROOT
@@ -380,3 +383,28 @@ async def test_every_request_of_the_server_itself_repeated_keeps_no_memory_per_r
                 tracemalloc.stop()
             grown = sum(stat.size_diff for stat in after.compare_to(before, "lineno"))
             assert grown < 16 * 1024, (name, grown)  # a leak of a few bytes a request would be 1000 times that
+
+
+async def test_a_connection_gone_is_not_held_by_the_round_trip_pings_until_their_cycle_ends(autojump_clock):
+    # a crowd that left is given back seconds later (server/memory.py): nothing may hold it for a 10 s cycle
+    class Pinged:
+        welcomed, closed = True, False
+
+        def __init__(self) -> None:
+            self.ws = self
+            self.pings = 0
+
+        def ping(self) -> None:
+            self.pings += 1
+
+    connections: dict[int, Any] = {n: Pinged() for n in range(8)}
+    gone = weakref.ref(connections[7])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(time_round_trips, connections, 10.0)
+        await trio.sleep(0.1)  # the cycle began with all eight
+        del connections[7]
+        gc.collect()
+        assert gone() is None
+        await trio.sleep(10.0)  # and the cycle pinged those left
+        assert all(conn.pings >= 1 for conn in connections.values())
+        nursery.cancel_scope.cancel()
