@@ -28,7 +28,7 @@ REDIS_SERVER := /usr/bin/redis-server
 REDIS_PORT ?= 6379
 WORKERS ?= 2
 
-.PHONY: run run-cluster test faults bench clean web chromium redis screenshots wheel
+.PHONY: run run-cluster test check faults bench clean web chromium redis screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ run-cluster: $(STAMP) $(WEB_STAMP) redis
 test: $(STAMP) $(WEB_STAMP) chromium redis
 	cd $(WEB) && npm test
 	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=20
+
+# The pure tier: the protocol, the rules, the core (sans-IO) and the checks of types and layers, no socket and
+# no browser; make test runs everything.
+check: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 tests/protocol tests/games tests/server/core tests/test_types.py tests/test_layout.py
 
 # The whole fault campaign (docs/reliability.md); make test runs a slice of it. Then the coverage-guided
 # fuzzer (atheris, the faults extra) over the codec and message parsing, ATHERIS_RUNS inputs.

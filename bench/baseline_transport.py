@@ -28,7 +28,7 @@ from server.transport.listen import serve_tcp  # noqa: E402
 from server.transport.websocket import WebSocket, open_websocket  # noqa: E402
 
 QUEUE_SIZE = 256  # frames a slow reader may have waiting, as in the real server
-QUEUE_BYTES = 1 << 20  # and their bytes, as our server (server/app.py)
+QUEUE_BYTES = 1 << 20  # and their bytes, as our server (server/runtime/app.py)
 MAX_MESSAGE = 65536
 
 

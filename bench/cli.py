@@ -8,7 +8,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.cli_args import AddCommand
+    from server.cli.args import AddCommand
 
 EXAMPLES = [
     "parsimonia bench --servers parsimonia --tables 10 --rates 250 --duration 2 --warmup 1 --engine-games 0 "

@@ -31,7 +31,7 @@ def measure(workers: int, seconds: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="parsimonia-idle-") as data:
         redis, url = start_redis(data)
         port = free_port()
-        cmd = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--data", data, "--log-level",
+        cmd = [sys.executable, "-m", "server.cli.main", "serve", "--port", str(port), "--data", data, "--log-level",
                "warning"]
         if workers > 1:
             cmd += ["--workers", str(workers), "--redis", url, "--worker-ports", "0"]

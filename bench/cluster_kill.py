@@ -186,7 +186,7 @@ def start_cluster(data_dir: str, redis_url: str) -> tuple[subprocess.Popen, dict
     out_path = os.path.join(data_dir, "cluster.out")
     with open(out_path, "wb") as out, open(os.path.join(data_dir, "cluster.err"), "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", "2", "--redis", redis_url,
+            [sys.executable, "-m", "server.cli.main", "serve", "--port", str(port), "--workers", "2", "--redis", redis_url,
              "--worker-ports", "0", "--data", os.path.join(data_dir, "data"), "--log-level", "warning",
              "--max-waiting-tables-per-ip", "100000", "--max-playing-tables-per-ip", "100000",
              "--max-tables-per-client", "100000"],

@@ -42,7 +42,7 @@ def main() -> None:
     redis_port, port, base = free_port(), free_port(), free_port()
     redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
                               "--appendonly", "no", "--dir", str(tmp)], stdout=subprocess.DEVNULL)
-    serve = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--worker-ports", str(base),
+    serve = [sys.executable, "-m", "server.cli.main", "serve", "--port", str(port), "--worker-ports", str(base),
              "--workers", "2", "--redis", f"redis://127.0.0.1:{redis_port}/0", "--data", str(tmp / "data"),
              "--log-level", "info"]
     logs: list[Path] = []
@@ -64,7 +64,7 @@ def main() -> None:
         for i in range(args.bots):
             time.sleep(0.4)
             bots.append(subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "bot", "random", "--url", f"ws://127.0.0.1:{port}", "--seed",
+                [sys.executable, "-m", "server.cli.main", "bot", "random", "--url", f"ws://127.0.0.1:{port}", "--seed",
                  str(i)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / f"bot{i}.err").open("wb")))
         time.sleep(args.every)
         back_s = []

@@ -36,7 +36,7 @@ redis-server --version >/dev/null 2>&1 || export LD_LIBRARY_PATH=$D/redis/lib
 W=${1:-1,2,4,8,12}
 bench() {  # $1: name under $OUT, $2: worker counts, then extra options
   local name=$1 workers=$2; shift 2
-  (cd "$R" && timeout "${LIMIT:-300}" $PY -c "from server.cli import main; main()" bench --workers "$workers" \
+  (cd "$R" && timeout "${LIMIT:-300}" $PY -c "from server.cli.main import main; main()" bench --workers "$workers" \
      --worker-rates "${RATES:-2000}" --worker-tables "${TABLES:-100}" --warmup "${WARMUP:-2}" \
      --duration "${DURATION:-4}" --json "$OUT/$name.json" --plot "$OUT/$name.png" "$@") > "$OUT/$name.txt" 2>&1
   echo "exit $?"; awk '/^size +capacity/{p=1} /^capacity:/{p=0} p' "$OUT/$name.txt"

@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from server.games import DEFAULT_GAME, GAMES, discover  # noqa: E402
-from server.simulate import simulate  # noqa: E402
+from server.cli.simulate import simulate  # noqa: E402
 
 
 def run(games: int, players: int, kind: str, game: str = DEFAULT_GAME) -> dict:

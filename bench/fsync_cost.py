@@ -5,7 +5,7 @@
 Each round appends a 200-byte record to ``--per-round`` of ``--files`` files (the next ones in turn, as bids
 at a thousand tables dirty a different journal each), then makes them durable in one of two ways:
 
-* ``fsync-each``: an fsync per file written, shared out over ``--threads`` threads (as ``server/journal.py``);
+* ``fsync-each``: an fsync per file written, shared out over ``--threads`` threads (as ``server/storage/journal.py``);
 * ``shared-log``: the same records also appended to one log file, and only that file fsynced.
 
 It prints this process's CPU time (user + system) per record and the wall time per round. The directory

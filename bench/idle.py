@@ -6,7 +6,7 @@
 For each server: start it (as the storm harness does, ``bench/storm.py``), open ``--connections``
 WebSocket connections (picows on asyncio, ``--batch`` handshakes at a time), each sending ``hello`` and
 waiting for its ``welcome``, then leave them idle for ``--hold`` seconds. The server's idle-ping (after
-30 s of silence; ``server/limits.py``) is answered by the clients' automatic pong, so a hold past 30 s
+30 s of silence; ``server/transport/limits.py``) is answered by the clients' automatic pong, so a hold past 30 s
 also checks that every pinged connection stays. Meanwhile a probe connection sends a ``ping`` every
 100 ms and times its ``pong``. Reported: connections held at the end, connections lost, the server's
 RSS before the connections and with them (and the difference per 1,000 connections), its peak RSS, the

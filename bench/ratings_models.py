@@ -1,4 +1,4 @@
-"""Plackett-Luce, the ratings' model (``server/ratings.py``), against openskill's two other full-pairing models on
+"""Plackett-Luce, the ratings' model (``server/ratings/store.py``), against openskill's two other full-pairing models on
 the project's own games: simulated Parsimonia games of the reference bots, 12 entrants (6 greedy, 6 random), each
 table two of each drawn at random. Each model rates the games in order; from the first quarter on, before each
 game, it predicts who wins. Printed per model: how often its favourite was among the winners, the log loss of its
@@ -19,7 +19,7 @@ from typing import Any
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
 from server.games import discover
-from server.simulate import simulate
+from server.cli.simulate import simulate
 from server.tournament.standings import finishing_places
 
 OPTIONS = {"game_ms": 1_200_000, "opening_ms": 300_000, "turn_ms": 60_000}  # examples/league.toml's clocks

@@ -53,7 +53,7 @@ class ScaleConfig:
     worker_tables: int = DEFAULT_WORKER_TABLES
     generator_rate: float = GENERATOR_RATE
     sync: str = "fsync"
-    rounds: str | None = None  # the journal's rounds, "free" or "aligned" (server/journal.py); None: as shipped
+    rounds: str | None = None  # the journal's rounds, "free" or "aligned" (server/storage/journal.py); None: as shipped
     single: bool = True
     warmup: float = 2.0
     duration: float = 5.0
@@ -479,7 +479,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sync", choices=("fsync", "write"), help="the journals' policy (default fsync, as shipped)")
     group.add_argument("--rounds", choices=("free", "aligned"),
                        help="the journal's rounds: each log its own phase, or every log of the machine on the same "
-                            "ticks (server/journal.py next_round; default: as shipped)")
+                            "ticks (server/storage/journal.py next_round; default: as shipped)")
     group.add_argument("--no-single", action="store_true", help="leave out the one-process run (and the ratios)")
 
 

@@ -78,7 +78,7 @@ def server_command(name: str, port: int, data_dir: str, redis_url: str | None = 
                   "--max-http-connections-per-ip", "1000000", "--max-handshakes-per-s", "1e9",
                   "--max-address-messages-per-s", "1e9", "--max-address-bytes-per-s", "1e12",
                   "--max-waiting-tables-per-ip", "1000000", "--max-playing-tables-per-ip", "1000000"]
-        return [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port", str(port),
+        return [sys.executable, "-c", "from server.cli.main import main; main()", "serve", "--port", str(port),
                 "--log-level", "warning", *durability, *limits]
     if name == "bare-trio":
         return [sys.executable, str(BENCH / "baseline_trio.py"), "--port", str(port)]

@@ -21,8 +21,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from server.games import discover  # noqa: E402
-from server.match import Match  # noqa: E402
-from server.session import Session  # noqa: E402
+from server.core.match import Match  # noqa: E402
+from server.core.session import Session  # noqa: E402
 
 OPTIONS = {"opening_ms": 3_600_000, "game_ms": 7_200_000, "quiet_ms": 3_600_000}
 
@@ -40,7 +40,7 @@ class Counter:
 
 
 def step(session: Session, now: int, kind: str, sub: Counter, msg: dict) -> None:
-    """A table's step with one request, as ``server.table`` takes it: the deadlines due, the request, the views."""
+    """A table's step with one request, as ``server.runtime.table`` takes it: the deadlines due, the request, the views."""
     session.tick(now)
     session.handle(kind, sub, msg, now)
     session.flush_views(now)

@@ -27,10 +27,10 @@ import trio
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.stats import positive_int, run_script  # noqa: E402
-from server.journal import encode_entry, encode_record  # noqa: E402
+from server.storage.journal import encode_entry, encode_record  # noqa: E402
 from server.games import discover  # noqa: E402
-from server.match import Match  # noqa: E402
-from server.storage import DataDir  # noqa: E402
+from server.core.match import Match  # noqa: E402
+from server.storage.datadir import DataDir  # noqa: E402
 
 OPTIONS = {"opening_ms": 600_000, "turn_ms": 600_000, "game_ms": 3_600_000, "quiet_ms": 60_000}
 

@@ -40,7 +40,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from bench.stats import positive_int, positive_ints, run_script  # noqa: E402
-from server.journal import ROUND_MS, Syncer, Writer  # noqa: E402
+from server.storage.journal import ROUND_MS, Syncer, Writer  # noqa: E402
 
 
 class ToThread(Writer):

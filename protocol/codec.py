@@ -47,7 +47,8 @@ _packer = msgpack.Packer(use_bin_type=True)  # one for every frame: packb makes 
 
 
 def encode(message: ReadMap) -> bytes:
-    return _packer.pack(message)
+    packed: bytes = _packer.pack(message)
+    return packed
 
 
 def decode(frame: bytes | str, limits: Limits = Limits()) -> Map:

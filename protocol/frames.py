@@ -9,12 +9,14 @@ of an encoded value can be placed as they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgpack
 
 from protocol.values import LegalAction, ReadMap
 
 _packer = msgpack.Packer(use_bin_type=True)
-_pack = _packer.pack
+_pack: Callable[[object], bytes] = _packer.pack
 
 
 def event_frame(table: str, seq: int, time: int, event: ReadMap) -> bytes:
@@ -57,7 +59,7 @@ def _array_header(n: int) -> bytes:
 
 def history_frame(table: str, re: int | None, last_seq: int, events: list[bytes], next_seq: int | None,
                   skipped: int | None) -> bytes:
-    """A ``history`` answer around its entries, each already encoded (``server.history.Entry``)."""
+    """A ``history`` answer around its entries, each already encoded (``server.runtime.history.Entry``)."""
     head = {"type": "history", "table": table, "last_seq": last_seq}
     if re is not None:
         head["re"] = re

@@ -51,8 +51,8 @@ MILLIS = Int(0, 2**63 - 1)
 MAX_RTT_MS = 2**31 - 1
 RTT = Int(0, MAX_RTT_MS)  # a round trip the server timed, in ms
 TOPIC = catalogue.spec_of(catalogue.Topic)
-# The request kinds are spelled once, in protocol.client_messages: the server's router (server/requests.py), the
-# table's session (server/session.py) and SPEC.md's check (tests/protocol) read them from there.
+# The request kinds are spelled once, in protocol.client_messages: the server's router (server/runtime/requests.py), the
+# table's session (server/core/session.py) and SPEC.md's check (tests/protocol) read them from there.
 CONNECTION_SUMMARY = Record(
     {
         "conn": Int(1, 2**62),
@@ -135,7 +135,7 @@ class TableSummary(TypedDict):
 
 
 class Answer(TypedDict):
-    """What an ``ok`` to a command says it made (``server.match``): the seq of its first event, how many events it
+    """What an ``ok`` to a command says it made (``server.core.match``): the seq of its first event, how many events it
     made, and the ids of what it created, by kind."""
 
     seq: int
@@ -220,7 +220,8 @@ def parse_client(obj: ReadMap) -> Map:
 def request_id(obj: ReadMap) -> int | None:
     """The message's ``id`` if it is a valid one, so even a refused request gets its ``re``."""
     try:
-        return REQUEST_ID.check(obj.get("id"), "id")
+        found: int | None = REQUEST_ID.check(obj.get("id"), "id")
+        return found
     except SchemaError:
         return None
 
@@ -295,8 +296,12 @@ def reply(kind: str, re: int | None, **body: object) -> Map:
 
 def ok(re: int | None, answer: Answer) -> Ok:
     """The ``ok`` to a command, built without a pass of the schema: it is the hot path's reply, and ``answer`` is
-    the match's own (``server.match``), which the tests check against ``SERVER_REPLIES["ok"]``."""
-    return {"type": "ok", **answer} if re is None else {"type": "ok", "re": re, **answer}
+    the match's own (``server.core.match``), which the tests check against ``SERVER_REPLIES["ok"]``."""
+    reply: Ok = {"type": "ok", "seq": answer["seq"], "events": answer["events"]} if re is None else \
+        {"type": "ok", "re": re, "seq": answer["seq"], "events": answer["events"]}
+    if "created" in answer:
+        reply["created"] = answer["created"]
+    return reply
 
 
 def welcome(*, re: int | None, server_time: int, limits: Limits, display: dict[str, dict[str, str]]) -> Map:

@@ -2,8 +2,8 @@
 
 The runtime never imports it. ``parsimonia serve`` and ``parsimonia tournament`` build it from
 ``PARSIMONIA_FAULT`` (``from_env``) and hand it to the seams every instrument goes through
-(``server.app.Instruments``): around a table's creation and each step (``server.table.TableInstrument``), around
-each round's write to the log (``server.journal.LogInstrument``), and between a tournament's rounds. Unset, no
+(``server.runtime.app.Instruments``): around a table's creation and each step (``server.runtime.table.TableInstrument``), around
+each round's write to the log (``server.storage.journal.LogInstrument``), and between a tournament's rounds. Unset, no
 seam has an instrument. One fault per process::
 
     ACTION@POINT[:ARG][:TABLE][#N]        e.g. kill@event:auction_opened#3, kill@half-write#30, eio@fsync:t2
@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
-from server import logs
-from server.app import Instruments
+from server.ops import logs
+from server.runtime.app import Instruments
 
 ENV = "PARSIMONIA_FAULT"
 _SPEC = re.compile(r"^(?P<action>[a-z]+)@(?P<point>[a-z-]+)(?::(?P<arg>[a-z_]+))?(?::(?P<table>t\d+))?"
@@ -108,7 +108,7 @@ class Faults:
         if self.fault.action == "kill" and self.fault.due(point, table):
             kill(point if table is None else f"{point} {table}")
 
-    # ------------------------------------------------------------------ around tables (server.table)
+    # ------------------------------------------------------------------ around tables (server.runtime.table)
 
     def created(self, table: str) -> None:
         self._at("create", table)
@@ -124,7 +124,7 @@ class Faults:
             return lambda: kill(where)
         return None
 
-    # ------------------------------------------------------------------ around the log's rounds (server.journal)
+    # ------------------------------------------------------------------ around the log's rounds (server.storage.journal)
 
     def _table_in(self, tables: list[str]) -> str | None:
         """The fault's table if this round writes records of it (a fault for no table: any round)."""

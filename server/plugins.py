@@ -1,6 +1,6 @@
 """What other installed packages add to the server, found through their entry points: games (the group
 ``parsimonia.games``, ``server.games.discover``) and commands of the ``parsimonia`` CLI (``parsimonia.commands``,
-``server.cli_args``). A package that does not load is skipped and said, never fatal: a broken third-party package
+``server.cli.args``). A package that does not load is skipped and said, never fatal: a broken third-party package
 must not stop the server. Nothing here runs on import; each caller looks its group up when it starts."""
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ a TCP socket trio makes connects to 127.0.0.1 (or localhost) at such a server's 
 clients) and the HTTP tests a ``trio.SocketStream`` as it would over the kernel. Any other address or port is
 refused, as a port nobody listens on is. ``MemoryNetwork.install`` still patches, for one test:
 
-* the server's listener (``server.app.serve_tcp``, which uses the kernel's sockets, not trio's): each ``Server``
+* the server's listener (``server.runtime.app.serve_tcp``, which uses the kernel's sockets, not trio's): each ``Server``
   gets a port number of its own, and its real connection handler (HTTP, the WebSocket upgrade, ``Connection``)
   is run on an in-memory stream;
-* ``trio.to_thread.run_sync`` and the log's writer thread (``server.journal.Writer.run``): the work (the log's
+* ``trio.to_thread.run_sync`` and the log's writer thread (``server.storage.journal.Writer.run``): the work (the log's
   writes and syncs, a static file's read) is done in the trio thread, at once, so that time cannot move on while a
   thread works (the autojump clock would jump to the next deadline: a toy game's choice would time out while its
   command is being made durable). The writer's real-time pause between rounds under load is skipped.
@@ -39,7 +39,9 @@ from typing import Any
 import pytest
 import trio
 
-from server import app, journal
+from server.runtime import app
+
+from server.storage import journal
 
 CAPACITY = 256 * 1024  # bytes each direction holds before a writer must wait (loopback's buffers are larger)
 FIRST_PORT = 41000

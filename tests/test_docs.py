@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from server import requests, turns
-from server.app import ServerConfig
-from server.cli_args import build_parser
-from server.limits import ClientLimits
+from server.runtime import requests
+
+from server.runtime import turns
+from server.runtime.app import ServerConfig
+from server.cli.args import build_parser
+from server.transport.limits import ClientLimits
 from server.transport import burst, http, sockets, websocket, wsreader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,7 +138,7 @@ def _module(parts: list[str]) -> tuple[Path | None, list[str]]:
 
 
 def resolves(dotted: str) -> bool:
-    """Whether ``server.journal.Syncer``, ``clients.sdk:play`` or ``server.match.Match.act`` names something."""
+    """Whether ``server.storage.journal.Syncer``, ``clients.sdk:play`` or ``server.core.match.Match.act`` names something."""
     module, rest = _module(dotted.replace(":", ".").split("."))
     if module is None:
         return False
@@ -190,12 +192,12 @@ def test_every_backquoted_path_and_name_of_the_tree_exists(page: Path):
 
 def test_stale_paths_and_names_are_found(tmp_path: Path):
     page = tmp_path / "a.md"
-    page.write_text("`server/journal.py` `server/recovery.py` `server.journal.Syncer` `server.journal.Resyncer` "
-                    "`Match.act` `Match.public_view` `server.match.Match.act` `server.match.Match.nothing` "
+    page.write_text("`server/storage/journal.py` `server/recovery.py` `server.storage.journal.Syncer` `server.storage.journal.Resyncer` "
+                    "`Match.act` `Match.public_view` `server.core.match.Match.act` `server.core.match.Match.nothing` "
                     "`clients.sdk:play` `docs/rules/` `DIR/log` `e.code` `Promise.all` `clients/web/dist/` "
                     "`server/games/*.py`\n```\n`server/gone.py`\n```\n")
-    assert stale_names(page) == ["server/recovery.py", "server.journal.Resyncer", "Match.public_view",
-                                 "server.match.Match.nothing"]
+    assert stale_names(page) == ["server/recovery.py", "server.storage.journal.Resyncer", "Match.public_view",
+                                 "server.core.match.Match.nothing"]
 
 
 # --- limits: the table for operators, SPEC for clients ----------------------------------------------------------

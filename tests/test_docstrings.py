@@ -1,10 +1,10 @@
 """Docstrings say what and why (issue #40): each module of ``server/``, ``protocol/`` and ``clients/`` has a module
 docstring of at most 150 words, and the names any of its docstrings puts in double backquotes exist. A path such as
-``server/journal.py`` or ``docs/rules/kupcy.md`` must be a file or folder of the repository; a bare ``engine.py``
-one beside the module; a dotted name (``server.turns``, ``names.CHANGES``, ``Match.replay``) must import and resolve
-from the module, its packages or a class of the project; a CamelCase name or a constant with an underscore must be
-defined in the module, the project or a library it uses. Placeholders (``DIR/lock``), a function's parameters and
-the words of ``NOT_CODE`` are skipped: only what can be checked mechanically is."""
+``server/storage/journal.py`` or ``docs/rules/kupcy.md`` must be a file or folder of the repository; a bare
+``engine.py`` one beside the module; a dotted name (``server.runtime.turns``, ``names.CHANGES``, ``Match.replay``)
+must import and resolve from the module, its packages or a class of the project; a CamelCase name or a constant
+with an underscore must be defined in the module, the project or a library it uses. Placeholders (``DIR/lock``), a
+function's parameters and the words of ``NOT_CODE`` are skipped: only what can be checked mechanically is."""
 
 from __future__ import annotations
 
@@ -199,19 +199,20 @@ def test_docstrings_name_only_what_exists(path: Path) -> None:
 def test_a_stale_name_is_caught() -> None:
     """The checker itself: a path, a module, an attribute and a class that do not exist are each reported, and
     what exists is not."""
-    text = ("``server/recovery.py``, ``server.nowhere``, ``server.turns.no_such``, ``Match.public_view``, "
-            "``NoSuchClass``, ``nowhere.py``; ``server/turns.py``, ``server.turns``, ``docs/rules/kupcy.md``, "
-            "``journal_format.MAX_ID``, ``Match.replay``, ``gc.freeze``, ``turns.py``, ``DIR/lock``.")
-    found = unresolved_in(text, "server.probe", "server", ROOT / "server")
-    assert found == ["server/recovery.py", "server.nowhere", "server.turns.no_such", "Match.public_view",
+    text = ("``server/recovery.py``, ``server.nowhere``, ``server.runtime.turns.no_such``, ``Match.public_view``, "
+            "``NoSuchClass``, ``nowhere.py``; ``server/runtime/turns.py``, ``server.runtime.turns``, "
+            "``docs/rules/kupcy.md``, ``lobby.FINISHED_KEPT``, ``Match.replay``, ``gc.freeze``, ``turns.py``, "
+            "``DIR/lock``.")
+    found = unresolved_in(text, "server.runtime.probe", "server.runtime", ROOT / "server" / "runtime")
+    assert found == ["server/recovery.py", "server.nowhere", "server.runtime.turns.no_such", "Match.public_view",
                      "NoSuchClass", "nowhere.py"]
 
 
 def test_a_stale_name_in_a_function_docstring_is_caught() -> None:
     source = ('"""A module."""\n\n\nclass Probe:\n    """Kept in ``Table.nowhere``."""\n\n\n'
-              'def probe(cfg: object) -> None:\n    """Reads ``cfg.roster``; see ``server.turns.nowhere``."""\n')
+              'def probe(cfg: object) -> None:\n    """Reads ``cfg.roster``; see ``server.runtime.turns.nowhere``."""\n')
     assert unresolved_source(source, "server.probe", "server", ROOT / "server") == \
-        ["Probe: Table.nowhere", "probe: server.turns.nowhere"]
+        ["Probe: Table.nowhere", "probe: server.runtime.turns.nowhere"]
 
 
 def test_pending_modules_exist() -> None:

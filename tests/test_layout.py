@@ -2,7 +2,7 @@
 session (``server/`` outside ``server/games/``) with more than 20 methods; no module in ``server/`` or
 ``protocol/`` over 500 lines; no circle of imports among ``server/``, ``protocol/`` and ``clients/``, counting
 every import a module spells (under ``if TYPE_CHECKING:`` and inside functions too: a lower module that needs
-a higher one takes a port, ``server/ports.py``); nothing there imports ``bench``, and the rules
+a higher one takes a port, ``server/runtime/ports.py``); nothing there imports ``bench``, and the rules
 (``server/games``) never import ``clients``. Each check names what breaks it."""
 
 from __future__ import annotations
@@ -126,9 +126,9 @@ def test_the_checks_see_what_breaks_them():
     assert methods_over(MAX_METHODS, fat) == [("Fat", MAX_METHODS + 2)]
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
-    hidden = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from server.app import Server\n"
+    hidden = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from server.runtime.app import Server\n"
               "def later():\n    from . import lobby\n    import protocol.codec\n")
-    assert {"server.app", "server.lobby", "protocol.codec"} <= imported(hidden, "server")
+    assert {"server.runtime.app", "server.runtime.lobby", "protocol.codec"} <= imported(hidden, "server.runtime")
     sample = "import clients.games\ndef f():\n    from ..cli import m\n"
     assert {"clients.games", "server.cli"} <= imported(sample, "server.games")
 
@@ -147,3 +147,51 @@ def test_the_product_never_imports_bench():
 
 def test_the_rules_never_import_the_clients():
     assert _importers(("server/games",), "clients") == []
+
+
+# The layers, lowest first: a module may import its own layer's and those below it, never one above. ``server``'s
+# loose modules (``server/plugins.py``, ``server/faults.py``) and its packages' ``__init__`` are outside the order.
+LAYERS = ("protocol", "clients", "server.ops", "server.transport", "server.games", "server.core", "server.storage",
+          "server.ratings", "server.runtime", "server.cluster", "server.tournament", "server.cli")
+# Imports that go up, each with why it may: (importer's layer, imported module)
+UPWARD = {
+    # the ladder's model scores a tournament's games as its standings do; typed by the tournament's records
+    ("server.ratings", "server.tournament.standings"), ("server.ratings", "server.tournament.store"),
+}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of ``LAYERS`` that ``module`` belongs to, None outside them."""
+    found = [layer for layer in LAYERS if module == layer or module.startswith(layer + ".")]
+    return max(found, key=len) if found else None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) for every import of a module in a layer above the importer's, ``UPWARD`` aside."""
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    wrong = []
+    for importer, targets in sorted(graph.items()):
+        mine = layer_of(importer)
+        for target in sorted(targets):
+            theirs = layer_of(target)
+            if mine is None or theirs is None or importer.count(".") < 2 and importer.startswith("server."):
+                continue
+            if target.count(".") < 2 and target.startswith("server."):
+                continue  # a package itself (its ``__init__``), named by ``from server.x import module``
+            if rank[theirs] > rank[mine] and (mine, target) not in UPWARD:
+                wrong.append((importer, target))
+    return wrong
+
+
+def test_every_import_goes_down_the_layers_or_is_named_as_an_exception():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_check_sees_an_import_going_up():
+    graph = {"server.core.match": {"server.runtime.table", "protocol.codec"}, "server.cli.main": {"server.core.match"}}
+    assert upward_imports(graph) == [("server.core.match", "server.runtime.table")]
+
+
+def test_at_most_8_modules_lie_loose_in_the_server_folder():
+    loose = [p.name for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py"]
+    assert len(loose) <= 8, loose

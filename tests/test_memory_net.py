@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from clients.sdk import request_once
-from server.app import Server, ServerConfig
+from server.runtime.app import Server, ServerConfig
 
 
 async def test_a_client_gets_trios_socket_stream_over_the_runs_socket_factory(autojump_clock, memory_net):

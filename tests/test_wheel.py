@@ -114,7 +114,7 @@ def test_a_game_of_each_kind_plays_from_the_wheel_alone(unpacked_wheel: Path, ga
     where = subprocess.run([sys.executable, "-c", "import server; print(server.__file__)"], env=env,
                            cwd=unpacked_wheel.parent, capture_output=True, text=True, check=True)
     assert where.stdout.strip().startswith(str(unpacked_wheel))
-    played = subprocess.run([sys.executable, "-m", "server.cli", "simulate", "--game", game, "--players", "3",
+    played = subprocess.run([sys.executable, "-m", "server.cli.main", "simulate", "--game", game, "--players", "3",
                              "--json"], env=env, cwd=unpacked_wheel.parent, capture_output=True, text=True,
                             timeout=300)
     assert played.returncode == 0, played.stderr

@@ -1,7 +1,7 @@
 import { defineConfig } from "vite";
 
-// The page is served by the Parsimonia server itself from dist/ (server/static.py), at /; the replay page
-// (replay.html) at /replay/<table> (server/web.py).
+// The page is served by the Parsimonia server itself from dist/ (server/runtime/static.py), at /; the replay page
+// (replay.html) at /replay/<table> (server/runtime/web.py).
 export default defineConfig({
   base: "./",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },

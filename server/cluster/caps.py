@@ -5,7 +5,7 @@ at. A create reserves a place atomically (a script: lapsed places dropped, the s
 place added) before the table is made on any worker; the worker that holds the table keeps its place alive while
 the table waits (renewed every beat to the table's own expiry) and gives it back once the table plays, ends or
 was never made. A place whose worker died lapses by itself, so the count never drifts up for longer than a
-waiting table's expiry. While Redis cannot be reached the worker's own count (``server.lobby``) is the cap.
+waiting table's expiry. While Redis cannot be reached the worker's own count (``server.runtime.lobby``) is the cap.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import trio
 from coredis import Redis
 from coredis.exceptions import RedisError
 
-from server import logs
+from server.ops import logs
 from server.cluster import names
 
 if TYPE_CHECKING:
-    from server.lobby import Lobby
+    from server.runtime.lobby import Lobby
 
 RESERVE_HOLD_MS = 30_000  # a place reserved lapses after this unless its table's worker renews it
 KEEP_AFTER_MS = 5_000  # a waiting table's place outlives its expiry by this (the renewal is a beat late)

@@ -25,11 +25,11 @@ from protocol.errors import ProtocolError
 from protocol.messages import MAX_LISTED_TABLES, TABLE_SUMMARY, TableSummary
 from protocol.schema import SchemaError
 from protocol.values import Value
-from server import logs
+from server.ops import logs
 from server.cluster import names
 from server.games.fields import bool_field, int_field, str_field
-from server.health import of_server
-from server.ports import ServerPort
+from server.runtime.health import of_server
+from server.runtime.ports import ServerPort
 
 HEARTBEAT_MS = 500
 EXPIRE_BEATS = 4  # a worker missing this many beats is taken for gone
@@ -165,7 +165,7 @@ class Directory:
 
 
 def sick(server: ServerPort) -> str | None:
-    """Why this worker should take no new tables (``server.health``: its log failed, its disk is full or its loop
+    """Why this worker should take no new tables (``server.runtime.health``: its log failed, its disk is full or its loop
     stalled), or None."""
     health = of_server(server)
     return None if health.ok else "; ".join(health.reasons)

@@ -27,12 +27,13 @@ from protocol.codec import decode
 from protocol.errors import ERROR_CODES, ProtocolError
 from protocol.schema import AnyMap, Int, List, SchemaError, Str
 from protocol.values import Map, Message, Options, ReadMap
-from server import logs, requests
+from server.ops import logs
+from server.runtime import requests
 from server.cluster import caps, names
 from server.cluster.directory import Directory, sick
 from server.games.fields import as_map, int_field, int_or_none, maps_field, number_or, str_field, strs_field
-from server.ports import ConnectionPort, ServerPort
-from server.table import Request, Table
+from server.runtime.ports import ConnectionPort, ServerPort
+from server.runtime.table import Request, Table
 
 ASK_TIMEOUT_MS = 3000
 REPLY_KEPT_S = 10  # an answer nobody took (the asker gave up) is gone after this

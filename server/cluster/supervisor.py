@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import trio
 
-from server import logs
+from server.ops import logs
 from server.cluster import names
 from server.cluster.directory import HEARTBEAT_MS
 
@@ -73,7 +73,7 @@ def _free_port(host: str) -> int:
 
 def worker_command(plan: Plan, worker: int, alive_fd: int | None = None) -> list[str]:
     alive = [] if alive_fd is None else ["--alive-fd", str(alive_fd)]
-    return [sys.executable, "-m", "server.cli", *plan.argv, "--port", str(plan.port), "--worker-id", str(worker),
+    return [sys.executable, "-m", "server.cli.main", *plan.argv, "--port", str(plan.port), "--worker-id", str(worker),
             "--own-port", str(plan.ports[worker]), *alive]
 
 
@@ -125,7 +125,7 @@ class Spares:
             return
         read_end, write_end = os.pipe()
         try:
-            process = await trio.lowlevel.open_process([sys.executable, "-m", "server.cluster.standby"],
+            process = await trio.lowlevel.open_process([sys.executable, "-m", "server.cli.standby"],
                                                        stdin=subprocess.PIPE, pass_fds=(write_end,))
         except OSError as exc:
             os.close(read_end)
@@ -142,7 +142,7 @@ class Spares:
             return None
         self.nursery.start_soon(self.refill)
         process, read_end, child_fd = spare
-        argv = worker_command(plan, worker, child_fd)[3:]  # without python -m server.cli
+        argv = worker_command(plan, worker, child_fd)[3:]  # without python -m server.cli.main
         try:
             if process.returncode is not None or process.stdin is None:
                 raise trio.BrokenResourceError

@@ -1,6 +1,6 @@
 """A server's part in a cluster: its entry in the directory and its relay, on one Redis client.
 
-``Worker`` is the ``ClusterNode`` of ``server.ports``: the server starts it once its lobby exists, and its
+``Worker`` is the ``ClusterNode`` of ``server.runtime.ports``: the server starts it once its lobby exists, and its
 connections call ``create_elsewhere``, ``forward_admin``, ``forward_kick``, ``connections``, ``away`` and ``publish``. A Redis client that fails as a whole
 is made again after a pause; nothing of it ever stops the server. Once listening, it tells its supervisor it is
 alive (a byte on a pipe every ``ALIVE_MS``, written from the event loop: a frozen or stalled worker falls silent).
@@ -18,11 +18,11 @@ from coredis import Redis
 from protocol.errors import ProtocolError
 from protocol.messages import ConnectionSummary
 from protocol.values import Map, Message
-from server import logs
+from server.ops import logs
 from server.cluster import names
 from server.cluster.directory import HEARTBEAT_MS, Directory
 from server.cluster.relay import Relay
-from server.ports import ConnectionPort, ServerPort
+from server.runtime.ports import ConnectionPort, ServerPort
 
 RECONNECT_MS = 1000
 ALIVE_MS = 200  # how often a worker tells its supervisor it is alive

@@ -31,7 +31,7 @@ from protocol.values import (Command, EventData, LegalAction, Map, Options, Resu
                              WireEvent)
 
 from .fields import as_int
-from .timers import Timers
+from server.games.machines.timers import Timers
 
 
 class IllegalAction(Exception):

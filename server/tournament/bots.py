@@ -14,7 +14,7 @@ from typing import Callable
 
 import trio
 
-from server import logs
+from server.ops import logs
 
 MAX_RESTARTS = 5
 RESTART_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 5.0)

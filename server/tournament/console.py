@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from server.ratings import Rating
+from server.ratings.store import Rating
 
 from .export import TournamentDocument
 from .presence import SeatWatch

@@ -26,11 +26,11 @@ import trio
 
 from clients.sdk import ServerError
 from protocol.values import Result
-from server import logs
-from server.app import Instruments, Server, ServerConfig
-from server.dirlock import DirLock
+from server.ops import logs
+from server.runtime.app import Instruments, Server, ServerConfig
+from server.storage.dirlock import DirLock
 from server.games.fields import maps_field
-from server.ratings import RATINGS_FILE, rate_table, seating_ratings
+from server.ratings.store import RATINGS_FILE, rate_table, seating_ratings
 from server.tournament.bots import TableBots
 from server.tournament.commands import obey, read_commands
 from server.tournament.console import render_standings, render_tables, seat_line
@@ -47,7 +47,7 @@ STANDINGS_TOPIC = "standings"
 SEATS_POLL_S = 1.0  # how often the director asks the server who is connected
 SLOW_START_S = 5.0  # a table of bots that waited this long for them is told
 # `replace NAME`: a reference bot of this very Python (and source tree) plays the seat for the rest of the game
-STAND_IN_BOT = (sys.executable, "-m", "server.cli", "bot", "greedy", "--url={url}", "--table={table}",
+STAND_IN_BOT = (sys.executable, "-m", "server.cli.main", "bot", "greedy", "--url={url}", "--table={table}",
                 "--token={token}", "--name={name}")
 
 
@@ -205,8 +205,8 @@ class Director:
 
     def _result_from_replay(self, sid: str) -> Result | None:
         """A table that ended while the director was down: its result is in the server's replay file."""
-        from server.journal import read_journal
-        from server.journal_format import EndRecord, typed
+        from server.storage.journal import read_journal
+        from server.storage.journal_format import EndRecord, typed
 
         path = os.path.join(self.cfg.data_dir, "server", "replays", f"{sid}.journal")
         if not os.path.exists(path):

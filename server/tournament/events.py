@@ -3,7 +3,7 @@
 A director started with a roster other than the finished tournament's moves that tournament's file and exports
 into ``DATA/past/K-NAME/`` (K counting from 1) and begins the new one in their place. What the events of a
 directory share stays where it is: the server's journals and replays (its table ids keep counting), the ratings
-(``server/ratings.py``), the admin token and the seeds' secret. A tournament still being played is never moved:
+(``server/ratings/store.py``), the admin token and the seeds' secret. A tournament still being played is never moved:
 its roster is checked as before (``Store.begin``).
 """
 

@@ -1,6 +1,6 @@
 """``parsimonia ladder``: a league for bots that runs until stopped. It plays the roster's tournament again and
 again in one data directory, each event named ``NAME #K`` and seated by rating (``seating = "rating"``), with the
-director's seating, clocks and bots as they are; every game is rated (``server/ratings.py``), and the ladder is
+director's seating, clocks and bots as they are; every game is rated (``server/ratings/store.py``), and the ladder is
 printed after each event. A finished event is set aside in ``DATA/past/`` by the next (``events.py``).
 
 Stopped (Ctrl-C, a crash) and started again on the same directory, it carries on the event under way; an event
@@ -16,8 +16,8 @@ import sqlite3
 from dataclasses import replace
 from typing import Callable
 
-from server.dirlock import DirLock
-from server.ratings import RATINGS_FILE, RatingStore
+from server.storage.dirlock import DirLock
+from server.ratings.store import RATINGS_FILE, RatingStore
 from server.tournament.console import render_ladder
 from server.tournament.director import DirectorConfig, _run_locked
 from server.tournament.events import TOURNAMENT_FILE

@@ -8,7 +8,7 @@ client is only drained briefly (``server.transport.sockets``), then reset. A who
 connection is closed: a client that trickles its headers holds its task that long at most.
 
 Parsing and encoding run through ``gate``, which the server makes a turn of the client's address
-(``server.turns``): one address's requests cannot take the others' time. Only waiting for bytes and sending are
+(``server.runtime.turns``): one address's requests cannot take the others' time. Only waiting for bytes and sending are
 outside it.
 """
 
@@ -24,9 +24,9 @@ from typing import Any, TypeVar
 import h11
 import trio
 
-from server import metrics
-from server.limits import spread
-from server.metrics import traffic
+from server.ops import metrics
+from server.transport.limits import spread
+from server.ops.metrics import traffic
 from server.transport.sockets import drain, reset, taken
 
 MAX_HEAD_BYTES = 16 * 1024
@@ -133,7 +133,7 @@ class HttpConnection:
 
     def _encode(self, response: Response, *, head_only: bool = False, close: bool = False) -> list[bytes]:
         """The response's pieces on the wire; its body the response's own bytes, not a copy (a static file's
-        body is shared by every request for it: ``server.static``)."""
+        body is shared by every request for it: ``server.runtime.static``)."""
         headers = [("server", SERVER_NAME), ("content-type", response.content_type),
                    ("content-length", str(len(response.body))), ("x-content-type-options", "nosniff"),
                    *response.headers, *([("connection", "close")] if close else [])]

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from server import logs
+from server.ops import logs
 
 BACKLOG = 1024
 ACCEPT_BATCH = 32  # connections accepted before the listener lets the others run

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import trio
 
-from server.metrics import traffic
+from server.ops.metrics import traffic
 
 DRAIN_BYTES = 64 * 1024  # a refused client's bytes read at most after its refusal ...
 DRAIN_S = 0.1  # ... or for this long at most

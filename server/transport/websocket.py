@@ -1,7 +1,7 @@
 """A server WebSocket on a trio socket stream: our reader takes the client's frames; frames go out at once.
 
 Reading: a connection's reader waits for bytes (``wait_input``) and parses them in its address's turn
-(``receive_nowait``, ``server.turns``) with ``server.transport.wsreader.FrameReader``. This module answers the pings
+(``receive_nowait``, ``server.runtime.turns``) with ``server.transport.wsreader.FrameReader``. This module answers the pings
 ``on_control`` (the connection's rates) lets through, times its own (``server.transport.roundtrip``), echoes a
 close, and closes with the reader's code on a violation, after the answers to what was read before.
 
@@ -21,9 +21,9 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from server import metrics
-from server.limits import spread
-from server.metrics import traffic
+from server.ops import metrics
+from server.transport.limits import spread
+from server.ops.metrics import traffic
 from server.transport import frames
 from server.transport.burst import Burst
 from server.transport.roundtrip import RoundTrip
@@ -176,7 +176,7 @@ class WebSocket:
 
     async def wait_input(self) -> None:
         """Until ``receive_nowait`` has something to look at: bytes read from the client (kept as they are:
-        they are parsed by ``receive_nowait``, in the reader's turn, server/turns.py), a message, or the end."""
+        they are parsed by ``receive_nowait``, in the reader's turn, server/runtime/turns.py), a message, or the end."""
         if self._messages or self._received or self._eof:
             return
         data = await self._receive_some()

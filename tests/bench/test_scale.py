@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from bench.scale import SINGLE, ScaleConfig, capacity, config_from_args, generators_for, sweep, table
-from server.cli import build_parser
+from server.cli.main import build_parser
 
 SIZE_FIELDS = ("workers", "size", "capacity", "capacity_per_worker", "limited_by", "generators", "tables", "p50_ms",
                "p99_ms", "server_cpu", "cpu_us_per_bid", "oversubscribed", "capacity_ratio", "p99_ratio",

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from bench.storm import BASELINES, SERVERS, Config, add_arguments, capacity_of, config_from_args, sweep
-from server.cli import build_parser
+from server.cli.main import build_parser
 
 RUN_FIELDS = (
     "server", "tables", "connections", "rate", "sent_per_s", "accepted_per_s", "delivered_per_s", "p50_ms",

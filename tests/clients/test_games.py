@@ -98,7 +98,7 @@ def test_an_installed_client_half_is_looked_up_on_first_use_only(tmp_path):
 def test_the_parsimonia_command_says_a_broken_client_entry_point_and_plays_on(tmp_path):
     site = checkers_site(tmp_path, "checkers_client:CHECKERS")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    run = subprocess.run([sys.executable, "-m", "server.cli", "simulate", "--game", "gift-of-tulips", "--players", "2",
+    run = subprocess.run([sys.executable, "-m", "server.cli.main", "simulate", "--game", "gift-of-tulips", "--players", "2",
                           "--players-kind", "random", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=120)
     assert run.returncode == 0, run.stderr

@@ -15,7 +15,7 @@ from server.games import new_game
 from server.games.parsimonia.phases import Step
 
 DECIDE, MAIN, PLACE = Step.DECIDE, Step.MAIN, Step.PLACE
-from server.simulate import simulate
+from server.cli.simulate import simulate
 
 
 def offered(command: dict[str, Any], templates: list[dict[str, Any]]) -> bool:

@@ -10,7 +10,7 @@ import trio
 
 from clients.players import make_player
 from clients.sdk import UNAVAILABLE_BACKOFF_S, UNAVAILABLE_GIVE_UP_S, BotSession, ServerError, request_once, run_bot
-from server.limits import ClientLimits
+from server.transport.limits import ClientLimits
 from tests.server.conftest import (  # noqa: F401 (fixtures)
     BANK, SHORT, _quiet_server_logs, connect, server, start_server, url)
 
@@ -240,7 +240,7 @@ def answering_unavailable(monkeypatch: pytest.MonkeyPatch, kinds: dict[str, int]
     does before it has read the directory; the kinds of every request it sees are returned, in order."""
     from protocol.client_messages import kind_of
     from protocol.errors import ProtocolError
-    from server import requests
+    from server.runtime import requests
 
     seen: list[str] = []
     handle = requests.handle

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_cli_errors import ROOT, TIMEOUT_S, free_port, one_line, serve_process, tables, wait_for
+from tests.server.cli.test_errors import ROOT, TIMEOUT_S, free_port, one_line, serve_process, tables, wait_for
 
 SCRIPT = """
 from clients.sdk import play

@@ -99,7 +99,7 @@ class Cluster:
         tmp.mkdir(parents=True, exist_ok=True)
         self.tmp = tmp
         self.err_path = tmp / "cluster.err"
-        cmd = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--workers", str(workers),
+        cmd = [sys.executable, "-m", "server.cli.main", "serve", "--port", "0", "--workers", str(workers),
                "--data", str(tmp / "data"), "--sync", "write", "--log-level", "info", *args]
         if redis_url is not None:
             cmd += ["--redis", redis_url]

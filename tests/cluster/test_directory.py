@@ -165,7 +165,7 @@ async def test_tables_names_a_worker_that_did_not_answer_and_gives_up_on_one_tha
             with pytest.raises(ServerError) as refused:
                 await call(ws, "watch", table=table)
             assert refused.value.code == "unavailable"  # not a moved that would hang
-        cli = [sys.executable, "-m", "server.cli", "tables", "--url"]
+        cli = [sys.executable, "-m", "server.cli.main", "tables", "--url"]
         listing = subprocess.run([*cli, cluster.workers[1]], capture_output=True, text=True, env=ENV, timeout=60)
         assert listing.returncode == 1 and table not in listing.stdout
         assert "worker 2 did not answer" in listing.stderr

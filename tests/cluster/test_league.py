@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from server import logs
+from server.ops import logs
 from server.tournament.director import DirectorConfig, run_tournament
 from tests.cluster.conftest import Cluster, Redis
 from tests.tournament.test_director import games_by_name, write_roster

@@ -14,12 +14,12 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 from clients.sdk import call, request_once
 from protocol.codec import decode, encode
 from protocol.messages import PROTOCOL_VERSION
-from server.clock import ServerClock
+from server.storage.clock import ServerClock
 from server.cluster import names
 from server.cluster.directory import Directory
 from server.cluster.relay import Relay
-from server.health import STALL_S, LoopWatch
-from server.lobby import Lobby
+from server.runtime.health import STALL_S, LoopWatch
+from server.runtime.lobby import Lobby
 from tests.cluster.conftest import Cluster, Redis
 
 TOKEN = "the-organisers-token-0123456789"
@@ -155,7 +155,7 @@ async def test_what_arrives_from_redis_is_checked_and_a_bad_message_changes_noth
     async with trio.open_nursery() as nursery:
         lobby = Lobby(nursery, ServerClock())
         server = SimpleNamespace(lobby=lobby, connections={}, loop_watch=LoopWatch(),
-                                 config=SimpleNamespace(loop_stall_s=STALL_S))  # what server.health reads
+                                 config=SimpleNamespace(loop_stall_s=STALL_S))  # what server.runtime.health reads
         relay = Relay(1, Directory(1, "ws://127.0.0.1:1/"), server)  # type: ignore[arg-type]
         reply = f"{names.ROOT}reply:abc"
         for channel, data in [

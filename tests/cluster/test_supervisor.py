@@ -14,7 +14,7 @@ import trio
 
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
-from server.replay import replay_file
+from server.cli.replay import replay_file
 from tests.cluster.conftest import ENV, SHORT, TIME_SCALE, Cluster, Redis
 
 
@@ -73,7 +73,7 @@ async def test_one_worker_serves_without_redis_as_before(tmp_path: Path) -> None
 def test_workers_without_redis_or_with_a_bad_address_are_refused_in_one_line(tmp_path: Path) -> None:
     for given, said in (([], "--redis URL"), (["--redis", "http://x/"], "not a Redis URL"),
                         (["--redis", "redis://127.0.0.1:six/0"], "could not be cast")):
-        run = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--data", str(tmp_path),
+        run = subprocess.run([sys.executable, "-m", "server.cli.main", "serve", "--workers", "2", "--data", str(tmp_path),
                               *given], capture_output=True, text=True, env=ENV, timeout=60)
         assert run.returncode == 2
         assert run.stderr.count("\n") == 1 and said in run.stderr
@@ -96,7 +96,7 @@ def test_a_worker_that_cannot_start_stops_the_cluster_saying_why(tmp_path: Path,
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        run = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--redis", redis.url,
+        run = subprocess.run([sys.executable, "-m", "server.cli.main", "serve", "--workers", "2", "--redis", redis.url,
                               "--port", "0", "--worker-ports", str(port), "--data", str(tmp_path)],
                              capture_output=True, text=True, env=ENV, timeout=60)
     assert run.returncode == 2, run.stderr

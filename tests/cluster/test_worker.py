@@ -14,9 +14,9 @@ import trio
 from clients.players import make_player
 from clients.sdk import BotSession, request_once
 from protocol.errors import ProtocolError
-from server.clock import ServerClock
+from server.storage.clock import ServerClock
 from server.cluster.worker import Worker
-from server.lobby import Lobby
+from server.runtime.lobby import Lobby
 from tests.cluster.conftest import SHORT, TIME_SCALE, Cluster, Redis, play_to_the_end
 
 

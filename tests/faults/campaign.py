@@ -21,15 +21,15 @@ import trio
 
 from clients.players import make_player
 from protocol.views import player_view
-from server.journal import read_journal, read_table
-from server.match import Match
-from server.replay import replay_file
+from server.storage.journal import read_journal, read_table
+from server.core.match import Match
+from server.cli.replay import replay_file
 from tests.server.conftest import RawClient, connect, static_of
 from server.faults import ENV as FAULT_ENV
 from server.faults import parse
-from tests.server.test_crash import (ENV, ROOT, Processes, _subsequence, command, dropped, free_port, keep_seat,
+from tests.server.storage.test_crash import (ENV, ROOT, Processes, _subsequence, command, dropped, free_port, keep_seat,
                                      until_up)
-from tests.server.test_recovery import Player, commands_by_seat
+from tests.server.storage.test_recovery import Player, commands_by_seat
 
 TIME_SCALE = 200
 SEATS = 3

@@ -25,12 +25,12 @@ import trio.testing
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION, check_server
 from protocol.views import player_view
-from server.app import Server, ServerConfig
-from server.clock import ServerClock
-from server.connection import Connection
-from server.limits import ClientLimits
-from server.lobby import Lobby
-from server.table import Table
+from server.runtime.app import Server, ServerConfig
+from server.storage.clock import ServerClock
+from server.runtime.connection import Connection
+from server.transport.limits import ClientLimits
+from server.runtime.lobby import Lobby
+from server.runtime.table import Table
 from server.transport.burst import Burst
 from server.transport.roundtrip import RoundTrip
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import trio
 
-from tests.server.test_crash import ENV, ROOT, command
+from tests.server.storage.test_crash import ENV, ROOT, command
 
 BANNER = re.compile(rb"Parsimonia server on ws://[^:]+:(\d+)")
 METRIC = re.compile(r"^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$")

@@ -14,7 +14,7 @@ from protocol.messages import PROTOCOL_VERSION
 from tests.faults.served import Served
 from tests.faults.wsclient import CLOSE, PING, HostileSocket, client_frame
 
-REQUESTS = 9  # over two turns' worth (server/turns.py: QUANTUM, 4 messages a turn)
+REQUESTS = 9  # over two turns' worth (server/runtime/turns.py: QUANTUM, 4 messages a turn)
 CLOSING = {
     "unmasked": (client_frame(0x2, b"\x80", mask=False), 1002),
     "reserved_opcode": (client_frame(0x3, b""), 1002),

@@ -14,12 +14,12 @@ import pytest
 import trio
 
 from server.faults import ENV as FAULT_ENV
-from server.journal import read_journal, read_log
-from server.match import Match
-from server.replay import replay_file
+from server.storage.journal import read_journal, read_log
+from server.core.match import Match
+from server.cli.replay import replay_file
 from tests.faults.campaign import KILL_S, TIME_SCALE, Point, Run
 from tests.faults.conftest import FULL
-from tests.server.test_crash import ENV, ROOT, command
+from tests.server.storage.test_crash import ENV, ROOT, command
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and POSIX processes")
 

@@ -20,7 +20,7 @@ from tests.faults.campaign import KILL_S, Game, Run
 from tests.faults.conftest import FULL
 from tests.faults.wsclient import http_get
 from tests.server.conftest import connect
-from tests.server.test_crash import until_up
+from tests.server.storage.test_crash import until_up
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="tmpfs, SIGKILL and POSIX processes")
 

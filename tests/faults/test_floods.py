@@ -27,8 +27,8 @@ from tests.faults.conftest import FULL
 from tests.faults.normal_table import normal_table, p50, p99
 from tests.faults.served import Served, raise_nofile, scrape
 from tests.faults.flood import Client
-from server.session import HISTORY_BYTES
-from tests.server.test_crash import ENV, ROOT
+from server.core.session import HISTORY_BYTES
+from tests.server.storage.test_crash import ENV, ROOT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -55,7 +55,7 @@ FLOODS = {
     # 256 connections of one address, each under its own rate (200/s), all together far over the address's (2,000/s)
     "busy": Flood(256, 12.0, 64),
     # 16 addresses, each under its own budget (16 x 120/s = 1,920/s), 30,720 pings a second in all: more than the
-    # server can answer, so each address gets its share of the server's time (server/turns.py)
+    # server can answer, so each address gets its share of the server's time (server/runtime/turns.py)
     "busy16": Flood(256, 12.0, 64, addresses=16, rate=120.0),
     # the floods of one connection, from 16 addresses at once (127.0.0.2 ... 127.0.0.17), one each
     "rate16": Flood(16, 10.0, 256, addresses=16),
@@ -110,7 +110,7 @@ def cpu_s(pid: int) -> float:
 
 def busy_tables_kb(flood: Flood, result: dict[str, Any]) -> int:
     """What the tables flood's tables may make the server hold (docs/operations.md): each table's events in
-    memory (at most 2 * HISTORY_BYTES, server/session.py) and its two seats' connections (64 KiB each), however
+    memory (at most 2 * HISTORY_BYTES, server/core/session.py) and its two seats' connections (64 KiB each), however
     many commands they play (a journal keeps none of its records in memory)."""
     if "tables" not in result or result.get("kind") != "tables":
         return 0
@@ -222,7 +222,7 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
                 while served.sample().fds > before.fds + 2 or \
                         (await scrape(port))["parsimonia_tasks"] > metrics_before["parsimonia_tasks"] + 2:
                     await trio.sleep(0.25)
-            # and its memory is given back: 1, 3 and 7 s after a crowd of connections left (server/memory.py)
+            # and its memory is given back: 1, 3 and 7 s after a crowd of connections left (server/ops/memory.py)
             with trio.move_on_after(12):
                 while served.sample().rss_kb - before.rss_kb >= RSS_BACK_MB * MB:
                     await trio.sleep(0.25)
@@ -278,7 +278,7 @@ async def test_a_flood_leaves_a_normal_table_working_and_the_server_accepting(ki
         dropped = metrics_after["parsimonia_slow_clients_dropped_total"] - \
             metrics_before["parsimonia_slow_clients_dropped_total"]
         assert dropped >= result["drops"], (dropped, result)
-    elif base == "busy":  # served (its share of the server's time: server/turns.py), its connections held
+    elif base == "busy":  # served (its share of the server's time: server/runtime/turns.py), its connections held
         assert result["opened"] >= 1 and result["bytes_read"] > 0, result
     elif base == "resume":  # a resume's room lapses after 5 s: then dropped, again and again
         assert result["drops"] >= 1, result

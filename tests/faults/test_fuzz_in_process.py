@@ -24,7 +24,7 @@ from clients.players import make_player
 from protocol.codec import decode, encode
 from protocol.errors import ERROR_CODES, FATAL_CODES, ProtocolError
 from protocol.messages import PROTOCOL_VERSION
-from server import logs
+from server.ops import logs
 from server.games import GAMES
 from tests.faults.conftest import scale
 from tests.faults.hostile import Hostile, Known

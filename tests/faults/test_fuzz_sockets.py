@@ -26,7 +26,7 @@ from server.games import GAMES
 from tests.faults.conftest import scale
 from tests.faults.hostile import Hostile, Known
 from tests.faults.wsclient import Closed, HostileSocket, http_get, violation
-from tests.server.test_crash import Processes, free_port, until_up
+from tests.server.storage.test_crash import Processes, free_port, until_up
 
 FRAMES = scale(8_000, 100_000)
 WORKERS = 4

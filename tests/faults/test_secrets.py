@@ -27,7 +27,7 @@ import pytest
 import trio
 
 from clients.players import make_player
-from server.app import Server, ServerConfig
+from server.runtime.app import Server, ServerConfig
 from server.games import GAMES
 from tests.faults.conftest import scale
 from tests.faults.wsclient import http_get

@@ -2,7 +2,7 @@
 minutes under ``make faults``, 35 s in ``make test``) with
 
 * pairs of greedy bots playing whole Parsimonia games over raw connections, one table after another, each
-  keeping every command the server acknowledged (``tests.server.test_recovery.Player``);
+  keeping every command the server acknowledged (``tests.server.storage.test_recovery.Player``);
 * drops: every 0.2-1 s (seeded) one bot's connection is cut without a close; it resumes its seat at once;
 * the bench load generator (bench/loadgen.py) bidding on tables of its own, in one run per server life;
 * SIGKILL of the server twice (once in ``make test``), each time restarted on the same port and data.
@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 import trio
 
-from server.journal import read_journal, read_table
+from server.storage.journal import read_journal, read_table
 from tests.faults.conftest import FULL, scale
 from tests.faults.served import Served, raise_nofile, scrape
 from tests.server.conftest import RawClient, connect
-from tests.server.test_crash import ENV, ROOT, _subsequence, dropped, free_port
-from tests.server.test_recovery import Player, commands_by_seat
+from tests.server.storage.test_crash import ENV, ROOT, _subsequence, dropped, free_port
+from tests.server.storage.test_recovery import Player, commands_by_seat
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from server.games import Game, new_game
-from server.simulate import Simulation, simulate, summary
+from server.cli.simulate import Simulation, simulate, summary
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -28,7 +28,7 @@ def dumps(doc: dict[str, Any]) -> str:
 class Goldens:
     game: str
     directory: Path
-    cases: dict[str, dict[str, Any]]  # name -> the arguments of ``server.simulate.simulate``
+    cases: dict[str, dict[str, Any]]  # name -> the arguments of ``server.cli.simulate.simulate``
     result_keys: tuple[str, ...]  # the result's fields stored beside the digest
 
     def play(self, case: dict[str, Any]) -> Simulation:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction, committed
+from server.games.machines.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction, committed
 from server.games.base import IllegalAction
-from server.games.timers import Timers
+from server.games.machines.timers import Timers
 
 
 def make(seller=0, starter=0, start_price=10, quiet_ms=1000, rule=SELLER_PICKS, opened_at=5000, id=1, timers=None):

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from server.journal_format import (FRAME, CmdRecord, EndRecord, Input, JoinRecord, StartRecord, TableRecord, TickRecord,
+from server.storage.journal_format import (FRAME, CmdRecord, EndRecord, Input, JoinRecord, StartRecord, TableRecord, TickRecord,
                                    decode_record, encode_record)
-from server.match import OVER, Match
-from server.simulate import player_kinds
+from server.core.match import OVER, Match
+from server.cli.simulate import player_kinds
 from tests.games.golden import Goldens
 from tests.games.kupcy.make_golden import GOLDENS as KUPCY
 from tests.games.parsimonia.make_golden import GOLDENS as PARSIMONIA
@@ -20,7 +20,7 @@ CASES = [(goldens, name) for goldens in (PARSIMONIA, KUPCY, TULIPS) for name in 
 
 
 def journal(goldens: Goldens, doc: dict[str, Any]) -> tuple[TableRecord, list[Input]]:
-    """The journal the live table would have written for the golden game (as ``server.simulate`` seats it)."""
+    """The journal the live table would have written for the golden game (as ``server.cli.simulate`` seats it)."""
     head = TableRecord("sim", goldens.game, doc["players"], doc["seed"], doc["time_scale"], doc["options"] or {})
     kinds = player_kinds(doc["players"], doc["kind"])
     inputs: list[Input] = [JoinRecord(f"{kind}-{s}", f"seat{s}") for s, kind in enumerate(kinds)]

@@ -96,7 +96,7 @@ def test_a_broken_entry_point_is_skipped_and_said(tmp_path):
 def test_an_installed_game_plays_from_the_command_line_with_nothing_else_changed(tmp_path):
     site = installed(tmp_path, "tests.toy_game:MANIFEST")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    run = subprocess.run([sys.executable, "-c", "from server.cli import main; main()", "simulate", "--game",
+    run = subprocess.run([sys.executable, "-c", "from server.cli.main import main; main()", "simulate", "--game",
                           Sealed.NAME, "--players", "3", "--players-kind", "random", "--json"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from server.games.parsimonia import Parsimonia
-from server.games.rng import Rng
+from server.games.machines.rng import Rng
 
 MASK = (1 << 64) - 1
 FIRST_OUTPUT_OF_SEED_0 = 0x1F84C16A5CF9FF9A

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from server.games.base import IllegalAction
-from server.games.sealed import SealedChoice
-from server.games.timers import Timers
+from server.games.machines.sealed import SealedChoice
+from server.games.machines.timers import Timers
 
 
 def choice(*seats: int) -> SealedChoice:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.games.timers import Timers
+from server.games.machines.timers import Timers
 
 
 def test_empty_timers_have_nothing_next_or_due():

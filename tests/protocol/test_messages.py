@@ -394,7 +394,7 @@ def test_server_examples_in_spec_fit_catalogue():
 
 
 def test_table_requests_and_admin_actions_are_declared_once_in_the_catalogue():
-    from server import session
+    from server.core import session
 
     assert set(messages_module.TABLE_REQUESTS) <= set(CLIENT_MESSAGES)
     assert messages_module.ADMIN_ACTIONS == (*messages_module.TABLE_ADMIN, *messages_module.SERVER_ADMIN)
@@ -408,7 +408,7 @@ def test_the_organisers_table_requests_are_spelled_in_the_server_only_where_they
     second map of actions to requests (as connection.py and cluster/relay.py each had) is what this catches."""
     for kind in messages_module.TABLE_ADMIN.values():
         spelled = {str(p.relative_to(ROOT)) for p in (ROOT / "server").rglob("*.py") if f'"{kind}"' in p.read_text()}
-        assert spelled == {"server/session.py"}, kind
+        assert spelled == {"server/core/session.py"}, kind
 
 
 @pytest.mark.parametrize("answer", [{"seq": 7, "events": 2}, {"seq": 7, "events": 0},

@@ -33,11 +33,11 @@ from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION
 from protocol.values import Message
 from protocol.views import player_view
-from server import logs
-from server.app import Server, ServerConfig
-from server.limits import ClientLimits
-from server.match import Subscriber
-from server.session import Session
+from server.ops import logs
+from server.runtime.app import Server, ServerConfig
+from server.transport.limits import ClientLimits
+from server.core.match import Subscriber
+from server.core.session import Session
 
 BANK = 7760
 SHORT = {"turn_ms": 2000, "quiet_ms": 500, "opening_ms": 3000, "game_ms": 60000}

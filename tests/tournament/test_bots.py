@@ -10,7 +10,7 @@ import sys
 import pytest
 import trio
 
-from server import logs
+from server.ops import logs
 from server.tournament.bots import TableBots, exit_status, last_lines, run_bot_process
 
 

@@ -18,9 +18,9 @@ import logging
 import pytest
 import trio
 
-from server import logs
-from server.dirlock import DataDirBusy, DirLock
-from server.journal import read_journal
+from server.ops import logs
+from server.storage.dirlock import DataDirBusy, DirLock
+from server.storage.journal import read_journal
 from server.tournament import director as director_module
 from server.tournament.director import Director, DirectorConfig, run_tournament
 from server.tournament.guide import entrant_key
@@ -28,7 +28,7 @@ from server.tournament.roster import load_roster
 from server.tournament.seeds import SECRET_FILE, directory_secret, seed_key, table_seeds
 from server.tournament.standings import compute_standings
 from server.tournament.store import Store
-from tests.server.test_cli import run
+from tests.server.cli.test_main import run
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +46,7 @@ def write_roster(path: Path, entrants: int, rounds: int, table_size: int, game_m
     ]
     for i in range(entrants):
         kind = "greedy" if i % 2 == 0 else "random"
-        argv = [sys.executable, "-m", "server.cli", "bot"] + [a.replace("{kind}", kind).replace("{seed}", str(i))
+        argv = [sys.executable, "-m", "server.cli.main", "bot"] + [a.replace("{kind}", kind).replace("{seed}", str(i))
                                                               for a in BOT]
         lines += ["[[entrant]]", f'name = "{kind}-{i}"', f"bot = {json.dumps(argv)}"]
     path.write_text("\n".join(lines) + "\n")
@@ -125,7 +125,7 @@ async def test_a_second_director_on_a_data_directory_in_use_stops_before_touchin
 def test_director_killed_mid_round_finishes_after_restart_counting_every_game_once(tmp_path):
     roster = write_roster(tmp_path / "league.toml", entrants=6, rounds=3, table_size=3, game_ms=1_200_000)
     data = tmp_path / "data"
-    argv = [sys.executable, "-m", "server.cli", "tournament", "--roster", str(roster), "--data", str(data),
+    argv = [sys.executable, "-m", "server.cli.main", "tournament", "--roster", str(roster), "--data", str(data),
             "--port", "0", "--time-scale", "400", "--json"]
     first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
@@ -157,7 +157,7 @@ async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
              "[options]", "game_ms = 600000", "opening_ms = 60000", "turn_ms = 20000", "quiet_ms = 5000",
              "[[entrant]]", 'name = "Ada"', "human = true"]
     for i in range(2):
-        argv = [sys.executable, "-m", "server.cli", "bot", "greedy", "--seed", str(i), "--url", "{url}",
+        argv = [sys.executable, "-m", "server.cli.main", "bot", "greedy", "--seed", str(i), "--url", "{url}",
                 "--table", "{table}", "--token", "{token}"]
         lines += ["[[entrant]]", f'name = "bot-{i}"', f"bot = {json.dumps(argv)}"]
     (tmp_path / "r.toml").write_text("\n".join(lines) + "\n")
@@ -215,7 +215,7 @@ async def test_organiser_commands_pause_resume_replace_and_drop(tmp_path):
 
 
 def human_roster(path: Path, grace_s: int, rounds: int = 1) -> Path:
-    bot = [sys.executable, "-m", "server.cli", "bot", "greedy", "--url", "{url}", "--table", "{table}",
+    bot = [sys.executable, "-m", "server.cli.main", "bot", "greedy", "--url", "{url}", "--table", "{table}",
            "--token", "{token}"]
     lines = ['name = "a human and a bot"', f"rounds = {rounds}", "table_size = 2", "seed = 5",
              f"human_grace_s = {grace_s}",
@@ -416,7 +416,7 @@ async def test_a_bot_that_never_connects_holds_its_table_for_the_bots_grace_then
 
 SLOW_START = """import os, sys, time
 time.sleep(float(sys.argv[1]))  # a loaded machine: the bot connects long after its table was made
-os.execv(sys.executable, [sys.executable, "-m", "server.cli", "bot", *sys.argv[2:]])
+os.execv(sys.executable, [sys.executable, "-m", "server.cli.main", "bot", *sys.argv[2:]])
 """
 
 

@@ -17,7 +17,7 @@ def kupcy_roster(path: Path, entrants: int, rounds: int) -> Path:
              'game = "kupcy"', "[options]", "decide_ms = 20000", "bid_ms = 10000", "stow_ms = 10000"]
     for i in range(entrants):
         kind = "greedy" if i % 2 == 0 else "random"
-        argv = [sys.executable, "-m", "server.cli", "bot", "--game", "{game}"] + [
+        argv = [sys.executable, "-m", "server.cli.main", "bot", "--game", "{game}"] + [
             a.replace("{kind}", kind).replace("{seed}", str(i)) for a in BOT]
         lines += ["[[entrant]]", f'name = "{kind}-{i}"', f"bot = {json.dumps(argv)}"]
     path.write_text("\n".join(lines) + "\n")

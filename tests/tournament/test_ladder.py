@@ -8,8 +8,8 @@ import logging
 import pytest
 import trio
 
-from server import logs
-from server.ratings import RATINGS_FILE, RatingStore
+from server.ops import logs
+from server.ratings.store import RATINGS_FILE, RatingStore
 from server.tournament.director import DirectorConfig
 from server.tournament.ladder import event_roster, next_event, run_ladder
 from server.tournament.roster import RosterError, load_roster

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from server import logs
-from server.ratings import RATINGS_FILE, RatingStore
+from server.ops import logs
+from server.ratings.store import RATINGS_FILE, RatingStore
 from server.tournament.director import DirectorConfig, run_tournament
 from server.tournament.events import put_aside_finished
 from server.tournament.roster import RosterError, load_roster, parse_roster

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from server import logs
-from server.journal import read_journal
+from server.ops import logs
+from server.storage.journal import read_journal
 from server.tournament.director import DirectorConfig, run_tournament
 from tests.tournament.test_director import BOT, games_by_name
 
@@ -26,7 +26,7 @@ def write_roster(path: Path, entrants: int) -> Path:
              'game = "gift-of-tulips"', "[options]", "choose_ms = 60000", "action_ms = 30000"]
     for i in range(entrants):
         kind = "greedy" if i % 2 == 0 else "random"
-        argv = [sys.executable, "-m", "server.cli", "bot"] + [a.replace("{kind}", kind).replace("{seed}", str(i))
+        argv = [sys.executable, "-m", "server.cli.main", "bot"] + [a.replace("{kind}", kind).replace("{seed}", str(i))
                                                               for a in BOT]
         lines += ["[[entrant]]", f'name = "{kind}-{i}"', f"bot = {json.dumps(argv)}"]
     path.write_text("\n".join(lines) + "\n")

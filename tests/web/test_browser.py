@@ -59,7 +59,7 @@ class Served:
 
     def __init__(self, tmp: Path, admin: bool, site: Path | None = None, redis: Redis | None = None,
                  sync: str = "off") -> None:
-        argv = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", sync,
+        argv = [sys.executable, "-m", "server.cli.main", "serve", "--host", "127.0.0.1", "--port", "0", "--sync", sync,
                 "--data", str(tmp / "data")]
         if redis is not None:
             argv += ["--workers", "2", "--redis", redis.url]

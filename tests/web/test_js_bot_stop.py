@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_cli_errors import tables, wait_for
+from tests.server.cli.test_errors import tables, wait_for
 from tests.web.test_browser import WEB, Served
 
 

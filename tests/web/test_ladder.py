@@ -1,5 +1,5 @@
 """The ladder in headless Chromium (``clients/web/e2e/ladder.mjs``): a server with an empty data directory, whose
-lobby says how ratings come about; games rated into its ratings file (``server.ratings.RatingStore``, as a
+lobby says how ratings come about; games rated into its ratings file (``server.ratings.store.RatingStore``, as a
 tournament's director rates them beside its server) appear once a table's game is over, ranked by the ordinal with
 games played and last played, a game at a time, on a phone's screen too; the organiser's page shows the same ladder.
 
@@ -13,13 +13,13 @@ import os
 import sys
 from pathlib import Path
 
-from server.ratings import RATINGS_FILE
+from server.ratings.store import RATINGS_FILE
 from tests.web.test_browser import ADMIN_TOKEN, CHROMIUM, ROOT, Served, _require, _run
 
 # Run by the e2e script while the page is open: rates three games beside the running server, prints the ladder.
 RATE = """
 import json, sys
-from server.ratings import RatingStore
+from server.ratings.store import RatingStore
 with RatingStore(sys.argv[1]) as store:
     store.rate("test:1", "parsimonia", ["greedy-1", "random-4", "Ada"], [1, 3, 2], at="2026-12-04T18:27:43Z")
     store.rate("test:2", "parsimonia", ["random-4", "greedy-1"], [1, 2], at="2026-12-04T19:02:10Z")

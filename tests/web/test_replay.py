@@ -18,7 +18,7 @@ from trio_websocket import open_websocket_url
 
 from clients.sdk import call
 from protocol.messages import PROTOCOL_VERSION
-from server.demo import play
+from server.cli.demo import play
 from tests.toy_game import Sealed, installed
 from tests.web.test_browser import CHROMIUM, Served, _require, _run
 

@@ -26,7 +26,7 @@ from protocol.schema import AnyMap, Enum, Int, List, Record, SchemaError
 from protocol.values import Map, Value
 
 from server.games.fields import int_or_none, ints_field, str_field
-from server.games.rng import Rng
+from server.games.machines.rng import Rng
 
 from .cards import ORIGINS, Card
 

@@ -14,7 +14,7 @@ from typing import Hashable
 from protocol.values import LegalAction, Options
 
 from server.games.base import IllegalAction
-from server.games.sealed import SealedChoice
+from server.games.machines.sealed import SealedChoice
 
 from .cards import CHARTER, GOODS
 from .charters import SHIP, WAREHOUSE

@@ -14,8 +14,8 @@ from typing import TypedDict, cast
 from protocol.values import Map, Snapshot, Value, ViewPart
 
 from server.games.base import Game, Outcome
-from server.games.rng import Rng
-from server.games.sealed import SealedChoice, sealed_value
+from server.games.machines.rng import Rng
+from server.games.machines.sealed import SealedChoice, sealed_value
 
 from .cards import CHARTER, GOODS, MERCHANT, Card
 from .charters import SHIP

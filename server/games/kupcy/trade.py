@@ -12,7 +12,7 @@ from typing import Mapping
 
 from protocol.values import Snapshot
 
-from server.games.sealed import SealedChoice, SealedView
+from server.games.machines.sealed import SealedChoice, SealedView
 
 from .cards import MERCHANT, MONEY, Card
 

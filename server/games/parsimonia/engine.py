@@ -14,7 +14,7 @@ from typing import Any, Hashable
 
 from protocol.values import LegalAction, Options
 
-from server.games.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction
+from server.games.machines.auction import HIGHEST_WINS, SELLER_PICKS, OpenAuction
 from server.games.base import IllegalAction
 from server.games.fields import as_int, int_field
 

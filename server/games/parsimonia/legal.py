@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from protocol.values import LegalAction
 
-from server.games.auction import SELLER_PICKS
+from server.games.machines.auction import SELLER_PICKS
 
 from .phases import Phase, Step
 from .state import ParsimoniaState

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 from protocol.values import Map, Snapshot, Value, ViewPart
 
-from server.games.auction import AuctionView, OpenAuction, auction_value
+from server.games.machines.auction import AuctionView, OpenAuction, auction_value
 from server.games.base import Game, Outcome
-from server.games.rng import Rng
+from server.games.machines.rng import Rng
 
 from .config import Config
 from .deck import RESOURCE, TOURISTS
@@ -92,7 +92,7 @@ class ParsimoniaState(Game):
         return len(self.free_resources(seat, card_type)) - len(self.owed(seat, card_type))
 
     def committed(self, seat: int) -> int:
-        """Dollars ``seat`` has promised (``auction.committed`` of the open auctions, kept as bids change)."""
+        """Dollars ``seat`` has promised (``machines.auction.committed`` of the open auctions, kept as bids change)."""
         return self.promised[seat]
 
     def free_dollars(self, seat: int) -> int:

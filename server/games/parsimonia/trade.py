@@ -5,7 +5,7 @@ the state, and which events say so.
 
 from __future__ import annotations
 
-from server.games.auction import HIGHEST_WINS, OpenAuction, auction_value
+from server.games.machines.auction import HIGHEST_WINS, OpenAuction, auction_value
 
 from .deck import RESOURCE
 from .phases import Step

@@ -11,8 +11,8 @@ from __future__ import annotations
 from protocol.values import Map, Snapshot, ViewPart
 
 from server.games.base import Game, Outcome
-from server.games.rng import Rng
-from server.games.sealed import SealedChoice, sealed_value
+from server.games.machines.rng import Rng
+from server.games.machines.sealed import SealedChoice, sealed_value
 
 from .config import Config, config_value
 from .festival import Festival

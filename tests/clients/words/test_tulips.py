@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from clients.games import words_for
-from server.session import Session
-from server.simulate import simulate
+from server.core.session import Session
+from server.cli.simulate import simulate
 
 NAMES = ["ada", "bob", "cy"]
 

@@ -11,7 +11,7 @@ RULES = (ROOT / "docs" / "rules" / "kupcy.md").read_text()
 BRIEF_CHARTERS = ["robbery", "shipwreck", "duty", "fire", "turmoil", "invasion", "gambling_loss", "fraud", "tithe",
                   "theft"]
 KUPCY_SPEC = SPEC.split("### Kupcy", 1)[1]
-ENGINE_SOURCES = sorted((ROOT / "server/games/kupcy").glob("*.py")) + [ROOT / "server/games/sealed.py",
+ENGINE_SOURCES = sorted((ROOT / "server/games/kupcy").glob("*.py")) + [ROOT / "server/games/machines/sealed.py",
                                                                       ROOT / "server/games/base.py"]
 
 

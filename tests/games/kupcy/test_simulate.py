@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from server.simulate import simulate, summary
+from server.cli.simulate import simulate, summary
 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6])

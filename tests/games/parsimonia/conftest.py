@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.games.auction import committed
+from server.games.machines.auction import committed
 from server.games.base import Event
 from tests.games.table import EngineTable
 from server.games.parsimonia import Config, Parsimonia

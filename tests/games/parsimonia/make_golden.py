@@ -13,7 +13,7 @@ from tests.games.golden import Goldens, dumps
 
 GAME = "parsimonia"
 
-# name -> the arguments of ``server.simulate.simulate``; time_scale keeps each log small
+# name -> the arguments of ``server.cli.simulate.simulate``; time_scale keeps each log small
 CASES: dict[str, dict[str, Any]] = {
     "2p_random": {"players": 2, "seed": 101, "kind": "random", "options": None, "time_scale": 20.0},
     "4p_greedy": {"players": 4, "seed": 202, "kind": "greedy", "options": None, "time_scale": 8.0},

@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SPEC = (ROOT / "protocol" / "SPEC.md").read_text()
 RULES = (ROOT / "docs" / "rules" / "parsimonia.md").read_text()
 PARSIMONIA_SPEC = SPEC.split("### Parsimonia", 1)[1].split("\n### ", 1)[0]  # up to the next game's section
-ENGINE_SOURCES = sorted((ROOT / "server/games/parsimonia").glob("*.py")) + [ROOT / "server/games/auction.py"]
+ENGINE_SOURCES = sorted((ROOT / "server/games/parsimonia").glob("*.py")) + [ROOT / "server/games/machines/auction.py"]
 
 
 def _first_string_args(func_name: str) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.games.parsimonia import Config, Parsimonia
-from server.games.rng import Rng
+from server.games.machines.rng import Rng
 
 from .conftest import MIN, SEED, R, Table, make_game, make_table, tiny_deck
 

@@ -17,12 +17,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from protocol.schema import SchemaError
 from server.games import IllegalAction, new_game
-from server.games.auction import committed
+from server.games.machines.auction import committed
 from server.games.parsimonia import Parsimonia
 from server.games.parsimonia.commands import COMMANDS
 from server.games.parsimonia.config import DEFAULT_BANK
 from server.games.parsimonia.phases import Phase, Step
-from server.simulate import simulate
+from server.cli.simulate import simulate
 
 RESOURCE, TOURISTS = "resource", "tourists"
 

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SPEC = (ROOT / "protocol" / "SPEC.md").read_text()
 RULES = (ROOT / "docs" / "rules" / "gift-of-tulips.md").read_text()
 TULIPS_SPEC = SPEC.split("### Gift of Tulips", 1)[1].split("\n### ", 1)[0]  # to the next game's section
-ENGINE_SOURCES = sorted((ROOT / "server/games/tulips").glob("*.py")) + [ROOT / "server/games/sealed.py"]
+ENGINE_SOURCES = sorted((ROOT / "server/games/tulips").glob("*.py")) + [ROOT / "server/games/machines/sealed.py"]
 
 
 def _calls(func_name: str) -> list[ast.Call]:

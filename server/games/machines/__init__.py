@@ -1,0 +1,1 @@
+"""The machines the games share: auctions, sealed choices, timers, keyed randomness."""

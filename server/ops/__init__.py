@@ -1,0 +1,1 @@
+"""What an operator looks at (metrics, health, logs) and the process's housekeeping."""

@@ -1,0 +1,1 @@
+"""The trio runtime: the server's port, its tables' tasks, connections and their budgets."""
