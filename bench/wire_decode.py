@@ -16,15 +16,13 @@ import argparse
 import math
 import os
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.codec_typed import cost_us  # noqa: E402  (best CPU time per message of a few runs)
 from bench.stats import run_script  # noqa: E402
 from protocol.codec import Limits, decode, encode  # noqa: E402
-from protocol.errors import ProtocolError  # noqa: E402
 from protocol.messages import decode_client, parse_client, request_id  # noqa: E402
 
 BID = {"type": "act", "id": 123456, "table": "t417", "command": {"type": "bid", "auction": 3, "amount": 57}}
@@ -50,19 +48,6 @@ def before(frame: bytes) -> object:
 
 def now(frame: bytes) -> object:
     return decode_client(frame, LIMITS)
-
-
-def cost_us(check: Callable[[bytes], object], frame: bytes, messages: int, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.process_time()
-        for _ in range(messages):
-            try:
-                check(frame)
-            except ProtocolError:
-                pass
-        best = min(best, time.process_time() - started)
-    return best / messages * 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
