@@ -24,7 +24,9 @@ def main() -> None:
         import server.cluster.worker  # noqa: F401
         import server.ops.descriptors  # noqa: F401
         from server.cli.args import build_parser
+        from server.games import discover
 
+        discover()  # the games, as the command's main does before its parser offers them
         build_parser()  # and what building the parser imports
         line = sys.stdin.readline()
     except KeyboardInterrupt:

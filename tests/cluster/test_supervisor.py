@@ -57,6 +57,7 @@ async def test_a_worker_killed_mid_game_comes_back_with_its_table_and_the_other_
             await trio.sleep(0.05)
     assert replay_file(str(journal), quiet=True, out=lambda line: None) == 0
     assert "worker_died" in cluster.errors()
+    assert "Traceback" not in cluster.errors(), cluster.errors()[-3000:]
     assert "spare=True" in cluster.errors()  # it became the spare kept ready, its imports done: no cold start
 
 
