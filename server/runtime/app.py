@@ -33,6 +33,7 @@ from server.storage.datadir import DataDir
 from server.runtime.table import TableInstrument
 from server.transport.http import RECEIVE_BYTES, HttpConnection, Response, text, wants_websocket, websocket_refusal
 from server.transport.listen import serve_tcp
+from server.transport.coalesce import Coalescer
 from server.transport.websocket import open_websocket
 from server.runtime.turns import Turns
 from server.runtime.web import Web
@@ -120,6 +121,7 @@ class Server:
         self.rater: Rater | None = None
         self.loop_watch = LoopWatch(stall_s=config.loop_stall_s)  # how late the loop wakes (server/runtime/health.py)
         self.replays = Replays()  # finished games folded for the `replay` request (server/runtime/replay_steps.py)
+        self.coalescer = Coalescer()  # held while the journal releases a round: a client's frames in one write
         self.log = logs.get()
 
     def is_admin(self, token: str | None) -> bool:
@@ -129,7 +131,8 @@ class Server:
     async def run(self, *, task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
         # before anything else: a directory another server holds raises DataDirBusy, and stays untouched
-        data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync, cfg.instruments.log)
+        data = None if cfg.data_dir is None else DataDir(cfg.data_dir, cfg.sync, cfg.instruments.log,
+                                                         releasing=self.coalescer)
         self.rater = open_rater(cfg.ratings_file, cfg.data_dir)  # casual rated tables, `ratings` (rated_tables.py)
         prefix = "" if cfg.cluster is None else cfg.cluster.id_prefix
         try:
@@ -294,7 +297,8 @@ class Server:
             cfg = self.config
             max_message = cfg.limits.max_frame_bytes  # refused from the frame header: 1009 (SPEC.md)
             async with open_websocket(http.stream, sock, received, max_message=max_message,
-                                      queue_size=cfg.queue_size, queue_bytes=cfg.queue_bytes) as ws:
+                                      queue_size=cfg.queue_size, queue_bytes=cfg.queue_bytes,
+                                      coalescer=self.coalescer) as ws:
                 conn = Connection(ws, self, peer)
                 self.connections[conn.id] = conn
                 try:

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -48,7 +49,8 @@ class Recovered:
 class DataDir:
     """The directory, locked for this process until ``close()`` (``DataDirBusy`` if another holds it)."""
 
-    def __init__(self, root: str, policy: str = "fsync", instrument: LogInstrument | None = None) -> None:
+    def __init__(self, root: str, policy: str = "fsync", instrument: LogInstrument | None = None,
+                 releasing: AbstractContextManager[object] | None = None) -> None:
         self.root = root
         self.policy = policy
         self.log_path = os.path.join(root, "log")
@@ -64,7 +66,8 @@ class DataDir:
         self._lock = DirLock(root, lambda: set_aside_strangers(root, self.log))
         for path in (self.replays, self.corrupt):
             os.makedirs(path, mode=0o700, exist_ok=True)
-        self.syncer: Log = Syncer(self.log_path, self.replays, policy, instrument=instrument)  # the server runs it
+        self.syncer: Log = Syncer(self.log_path, self.replays, policy, instrument=instrument,
+                                       releasing=releasing)  # the server runs it
         self._frames: dict[str, list[bytes]] = {}  # recovered tables' records, until their journal opens
         self._seen: list[str] = []  # every unfinished table found on start
 

@@ -21,6 +21,7 @@ import threading
 import time
 import zlib
 from collections import deque
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable, Protocol
 
 import trio
@@ -174,7 +175,8 @@ class Syncer:
 
     def __init__(self, path: str, replays: str, policy: str = "fsync",
                  checkpoint_bytes: int = CHECKPOINT_BYTES, round_ms: int = ROUND_MS,
-                 aligned: bool | None = None, instrument: LogInstrument | None = None) -> None:
+                 aligned: bool | None = None, instrument: LogInstrument | None = None,
+                 releasing: AbstractContextManager[object] | None = None) -> None:
         if policy not in ("fsync", "write"):
             raise ValueError(f"journal policy must be fsync or write, not {policy!r}")
         self.path = path
@@ -202,6 +204,9 @@ class Syncer:
         self.checkpoints = 0
         self.log = logs.get()
         self.instrument = instrument
+        # held while a round's callbacks run: the server's coalescer, so that what a round releases to one client
+        # leaves in one write (server.transport.coalesce)
+        self.releasing: AbstractContextManager[object] = releasing if releasing is not None else nullcontext()
 
     def open(self, table_id: str, frames: list[bytes] | None = None) -> Journal:
         """A table's journal; ``frames``: its records already in the log (a recovered table)."""
@@ -319,8 +324,9 @@ class Syncer:
                 return
             metrics.observe_journal_sync((time.perf_counter() - started) * 1000)
             self.rounds += 1
-        for journal, _, upto in written:
-            self._release(journal, upto)
+        with self.releasing:
+            for journal, _, upto in written:
+                self._release(journal, upto)
         finished = [j for j, _, _ in taken if j.finishing and not j._pending and not j.closed]
         if finished:
             self._export(finished)

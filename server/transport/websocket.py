@@ -7,7 +7,8 @@ close, and closes with the reader's code on a violation, after the answers to wh
 
 Writing never blocks: ``send`` writes at once when the socket takes it, else queues for a writer task. The queue is
 bounded in frames and bytes, plus one lapsing burst allowance (``Burst.grant``: a resume's replay); when it is full
-``send`` returns False and the caller drops the client.
+``send`` returns False and the caller drops the client. While the server's ``Coalescer`` is held, frames are kept
+and leave as one write when it is let go (``server.transport.coalesce``).
 
 Closing: ``aclose`` flushes, waits briefly for the client's close frame, then closes TCP. A client closed for a
 violation is only drained briefly (``server.transport.sockets``), then reset.
@@ -26,6 +27,7 @@ from server.transport.limits import spread
 from server.ops.metrics import traffic
 from server.transport import frames
 from server.transport.burst import Burst
+from server.transport.coalesce import HOLD_BYTES, Coalescer
 from server.transport.roundtrip import RoundTrip
 from server.transport.sockets import drain, reset, taken, unsent
 from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader
@@ -39,7 +41,8 @@ DISCARD_PAUSE_S = 0.02  # a client closed for what it sent: one read of it dropp
 
 class WebSocket:
     def __init__(self, stream: trio.SocketStream, sock: socket.socket, received: bytes, max_message: int,
-                 queue_size: int, nursery: trio.Nursery, queue_bytes: int = 1 << 20) -> None:
+                 queue_size: int, nursery: trio.Nursery, queue_bytes: int = 1 << 20,
+                 coalescer: Coalescer | None = None) -> None:
         self._stream = stream
         self._sock = sock  # the stream's own socket, for writes that must not wait
         self._nursery = nursery
@@ -60,6 +63,9 @@ class WebSocket:
         self._messages: list[bytes | str] = []
         self._received: bytes | memoryview = received  # read and not yet parsed: first what came with the handshake
         self._queue: list[bytes | memoryview] = []  # only a partly sent frame's rest is a memoryview
+        self._coalescer = coalescer
+        self._held: list[bytes] = []  # frames kept while the coalescer is held, and their bytes
+        self._held_bytes = 0
         self._writing = False
         self._written = trio.Event()
         self._close_frame: bytes | None = None
@@ -87,13 +93,37 @@ class WebSocket:
         traffic.frames_out += 1
         traffic.bytes_out += len(wire)
         if not self._writing:
-            self._write(wire)
-            return True
+            coalescer = self._coalescer
+            if coalescer is not None and coalescer.depth:
+                if self._held_bytes + len(wire) <= HOLD_BYTES:
+                    if not self._held:
+                        coalescer.keeping(self)
+                    self._held.append(wire)
+                    self._held_bytes += len(wire)
+                    return True
+                self.release_held()  # as much as a hold may keep: out now, and this frame on as if not held
+            if not self._writing:
+                self._write(wire)
+                return True
         if len(self._queue) >= self.queue_size or self._queued_bytes + len(wire) > self.queue_bytes:
             if not self.burst.take(len(wire)):
                 return False
         self._append(wire)
         return True
+
+    def release_held(self) -> None:
+        """Write the frames kept during a hold, as one (``server.transport.coalesce``)."""
+        if not self._held:
+            return
+        held, self._held = self._held, []
+        self._held_bytes = 0
+        if self.broken:
+            return
+        data = held[0] if len(held) == 1 else b"".join(held)
+        if self._writing:
+            self._append(data)
+        else:
+            self._write(data)
 
     def _append(self, data: bytes | memoryview) -> None:
         self._queue.append(data)
@@ -120,12 +150,15 @@ class WebSocket:
     def drop_queue(self) -> None:
         """Forget the frames not yet sent (the client stopped reading), but the rest of one partly sent
         and the close frame: the stream must stay whole for the close to mean anything."""
+        self._held.clear()
+        self._held_bytes = 0
         keep = [item for item in self._queue if isinstance(item, memoryview) or item is self._close_frame]
         self._queue.clear()
         self._queue.extend(keep)
         self._queued_bytes = sum(len(item) for item in keep)
 
     def _control(self, data: bytes) -> None:
+        self.release_held()  # a control frame goes after the frames sent before it
         if self._writing:
             self._append(data)
         else:
@@ -290,10 +323,11 @@ class WebSocket:
 
 @asynccontextmanager
 async def open_websocket(stream: trio.SocketStream, sock: socket.socket, received: bytes, *, max_message: int,
-                         queue_size: int, queue_bytes: int) -> AsyncIterator[WebSocket]:
+                         queue_size: int, queue_bytes: int,
+                         coalescer: Coalescer | None = None) -> AsyncIterator[WebSocket]:
     """A ``WebSocket`` past the handshake; closed (flushed, close handshake, TCP) on the way out."""
     async with trio.open_nursery() as nursery:
-        ws = WebSocket(stream, sock, received, max_message, queue_size, nursery, queue_bytes)
+        ws = WebSocket(stream, sock, received, max_message, queue_size, nursery, queue_bytes, coalescer)
         try:
             yield ws
         finally:

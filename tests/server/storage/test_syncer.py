@@ -296,3 +296,28 @@ async def test_rounds_go_on_while_a_finished_tables_records_are_read_back_for_it
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
     assert read_journal(str(tmp_path / "t1.journal")).records == [{"k": "tick", "at": 0}]
+
+
+async def test_a_rounds_callbacks_run_inside_one_hold_of_what_releasing_names(tmp_path):
+    seen: list[str] = []
+
+    class Hold:
+        def __enter__(self) -> None:
+            seen.append("hold")
+
+        def __exit__(self, *exc: object) -> None:
+            seen.append("let go")
+
+    syncer = log_in(tmp_path, releasing=Hold())
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(syncer.run)
+        for n in range(3):
+            journal = syncer.open(f"t{n}")
+            journal.append({"k": "tick", "at": n})
+            journal.after_durable(lambda n=n: seen.append(f"t{n}"))
+        with trio.fail_after(5):
+            while "let go" not in seen:
+                await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert syncer.rounds == 1
+    assert seen == ["hold", "t0", "t1", "t2", "let go"]  # one hold for the round: a client's frames in one write

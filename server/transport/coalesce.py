@@ -1,0 +1,50 @@
+"""Frames to one client joined into one write: a ``Coalescer`` held while many frames go out at once.
+
+The journal releases a round's frames together (the acknowledgement, the event and the view a seat is owed by one
+bid, and what other tables owe the same client), and each frame written alone is a system call that costs more
+than building it. While a coalescer is held, a ``WebSocket`` keeps the frames it is given; when the outermost hold
+ends, each keeps-list leaves as one write, in the order the frames were sent.
+
+Invariants: holding is synchronous (nothing awaits inside a hold), so no frame waits longer than the code that
+sent it; a socket keeps at most ``HOLD_BYTES`` (then it writes what it kept and goes on as if not held); a control
+frame (ping, pong, close) or a dropped queue first writes what is kept, so the order on the wire is the order sent.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Protocol
+
+HOLD_BYTES = 16384  # what one socket keeps at most in one hold: a socket's send buffer takes it whole
+
+
+class Holder(Protocol):
+    def release_held(self) -> None: ...
+
+
+class Coalescer:
+    """Held with ``with coalescer:`` (re-entrant); see the module."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self._keeping: list[Holder] = []
+
+    @property
+    def holding(self) -> bool:
+        return self.depth > 0
+
+    def keeping(self, holder: Holder) -> None:
+        """``holder`` kept its first frame of this hold: it writes them when the hold ends."""
+        self._keeping.append(holder)
+
+    def __enter__(self) -> Coalescer:
+        self.depth += 1
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            keeping, self._keeping = self._keeping, []
+            for holder in keeping:
+                holder.release_held()
