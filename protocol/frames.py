@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import msgpack
-
+from protocol.codec import pack
 from protocol.values import LegalAction, ReadMap
 
-_packer = msgpack.Packer(use_bin_type=True)
-_pack: Callable[[object], bytes] = _packer.pack
+_pack: Callable[[object], bytes] = pack
 
 
 def event_frame(table: str, seq: int, time: int, event: ReadMap) -> bytes:

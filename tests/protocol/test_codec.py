@@ -241,3 +241,31 @@ def test_any_nesting_depth_decodes_or_is_too_deep(depth, opener):
         assert err.code == "too_deep" and depth >= 16
     else:
         assert depth < 16
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False) | st.text(max_size=300) | st.binary(max_size=300),
+    lambda inner: st.lists(inner, max_size=20) | st.dictionaries(
+        st.text(max_size=20) | st.integers(min_value=-(2**63), max_value=2**64 - 1), inner, max_size=20),
+    max_leaves=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_encode_writes_the_bytes_msgpacks_packer_writes(value):
+    assert encode({"v": value}) == msgpack.Packer(use_bin_type=True).pack({"v": value})
+
+
+def test_encode_writes_big_strings_lists_and_maps_as_msgpacks_packer_does():
+    for n in (15, 16, 31, 32, 255, 256, 65535, 65536):
+        value = {"s": "x" * n, "b": b"y" * n, "l": list(range(n)), "m": {str(i): i for i in range(min(n, 70000))}}
+        assert encode(value) == msgpack.Packer(use_bin_type=True).pack(value)
+
+
+def test_encode_refuses_an_integer_out_of_msgpacks_range_as_msgpacks_packer_does():
+    for value in (2**64, -(2**63) - 1):
+        with pytest.raises(OverflowError):
+            msgpack.Packer(use_bin_type=True).pack({"v": value})
+        with pytest.raises(OverflowError):
+            encode({"v": value})
