@@ -82,7 +82,7 @@ class Connection:
         else:
             wire = frames.frame(encode(message))
         if not self.ws.send(wire):
-            self.log.warning("client_too_slow", queued=self.ws.queued)
+            self.log.warning("client_too_slow", queued=self.ws.out.queued)
             metrics.count_dropped_client()
             self.close("too slow: the server's queue for this client is full", abort=True)
 

@@ -1,13 +1,12 @@
 """Frames to one client joined into one write: a ``Coalescer`` held while many frames go out at once.
 
-The journal releases a round's frames together (the acknowledgement, the event and the view a seat is owed by one
-bid, and what other tables owe the same client), and each frame written alone is a system call that costs more
-than building it. While a coalescer is held, a ``WebSocket`` keeps the frames it is given; when the outermost hold
-ends, each keeps-list leaves as one write, in the order the frames were sent.
+The journal releases a round's frames together (a bid's acknowledgement, event and view, and what other tables
+owe the same client); a frame written alone is a system call that costs more than building it. While a coalescer
+is held, a ``WebSocket`` keeps what it is sent; when the outermost hold ends, each writes what it kept as one.
 
 Invariants: holding is synchronous (nothing awaits inside a hold), so no frame waits longer than the code that
-sent it; a socket keeps at most ``HOLD_BYTES`` (then it writes what it kept and goes on as if not held); a control
-frame (ping, pong, close) or a dropped queue first writes what is kept, so the order on the wire is the order sent.
+sent it; a socket keeps at most ``HOLD_BYTES``, then writes what it kept; a control frame (ping, pong, close) or a
+dropped queue first deals with what is kept, so the order on the wire is the order sent.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""A server WebSocket on a trio socket stream: our reader takes the client's frames; frames go out at once.
+"""A server WebSocket on a trio socket stream: our reader takes the client's frames; its ``Outbox`` sends ours.
 
 Reading: a connection's reader waits for bytes (``wait_input``) and parses them in its address's turn
 (``receive_nowait``, ``server.runtime.turns``) with ``server.transport.wsreader.FrameReader``. This module answers the pings
 ``on_control`` (the connection's rates) lets through, times its own (``server.transport.roundtrip``), echoes a
 close, and closes with the reader's code on a violation, after the answers to what was read before.
 
-Writing never blocks: ``send`` writes at once when the socket takes it, else queues for a writer task. The queue is
-bounded in frames and bytes, plus one lapsing burst allowance (``Burst.grant``: a resume's replay); when it is full
-``send`` returns False and the caller drops the client. While the server's ``Coalescer`` is held, frames are kept
-and leave as one write when it is let go (``server.transport.coalesce``).
+Writing never blocks, and is bounded: ``server.transport.outbox``.
 
 Closing: ``aclose`` flushes, waits briefly for the client's close frame, then closes TCP. A client closed for a
 violation is only drained briefly (``server.transport.sockets``), then reset.
@@ -26,15 +23,14 @@ from server.ops import metrics
 from server.transport.limits import spread
 from server.ops.metrics import traffic
 from server.transport import frames
-from server.transport.burst import Burst
-from server.transport.coalesce import HOLD_BYTES, Coalescer
+from server.transport.coalesce import Coalescer
+from server.transport.outbox import Outbox
 from server.transport.roundtrip import RoundTrip
 from server.transport.sockets import drain, reset, taken, unsent
 from server.transport.wsreader import CLOSE, MESSAGE, PING, PONG, VIOLATION, FrameReader
 
 RECEIVE_BYTES = 65536
 PARSE_BYTES = 1024  # what receive_nowait parses at a time
-WRITE_BATCH = 64  # queued frames a writer joins into one send
 FLUSH_S = 2.0  # once the connection is over, how long its last frames and the close handshake may take
 DISCARD_PAUSE_S = 0.02  # a client closed for what it sent: one read of it dropped unparsed, then this pause
 
@@ -44,13 +40,13 @@ class WebSocket:
                  queue_size: int, nursery: trio.Nursery, queue_bytes: int = 1 << 20,
                  coalescer: Coalescer | None = None) -> None:
         self._stream = stream
-        self._sock = sock  # the stream's own socket, for writes that must not wait
+        self._sock = sock  # the stream's own socket: reads, and the shutdown and reset of ``aclose``
         self._nursery = nursery
         self.max_message = max_message
-        self.queue_size = queue_size  # frames that may wait for a slow client
-        self.queue_bytes = queue_bytes  # and their bytes
-        self.burst = Burst()  # what it may queue beyond those bounds, once (server.transport.burst)
-        self._queued_bytes = 0
+        self.out = Outbox(stream, sock, nursery, queue_size, queue_bytes, coalescer)  # what goes to the client
+        self.send = self.out.send  # send(frame) -> False when the client's queue is full (``Outbox.send``)
+        self.drop_queue = self.out.drop
+        self.burst = self.out.burst
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
         self.rtt = RoundTrip()  # the round trip of our pings: rtt.ms (smoothed) and rtt.last_ms
         self._reader = FrameReader(max_message)
@@ -58,144 +54,38 @@ class WebSocket:
         self.on_control: Callable[[int], bool] | None = None
         self._owed: tuple[int, str] | None = None  # a close read after messages not yet taken: sent once they are
         self._violated = False  # the client broke the protocol: only a short drain of what follows (``aclose``)
-        # lists, not deques: both are short or empty nearly always, and an empty deque costs 760 bytes (a
-        # block of 64 slots) against 56, on each of thousands of idle connections
+        # a list, not a deque: short or empty nearly always, and an empty deque costs 760 bytes (a block of 64
+        # slots) against 56, on each of thousands of idle connections
         self._messages: list[bytes | str] = []
         self._received: bytes | memoryview = received  # read and not yet parsed: first what came with the handshake
-        self._queue: list[bytes | memoryview] = []  # only a partly sent frame's rest is a memoryview
-        self._coalescer = coalescer
         # a kernel socket's last read left it empty (``_recv``); None: reads go through the stream
         self._drained: bool | None = False if isinstance(sock, socket.socket) else None
-        self._held: list[bytes] = []  # frames kept while the coalescer is held, and their bytes
-        self._held_bytes = 0
-        self._writing = False
-        self._written = trio.Event()
-        self._close_frame: bytes | None = None
         self.close_code: int | None = None  # of the close frame sent
         self._unheard = False  # what comes after our close frame is dropped unparsed (``close``)
         self.peer_closed = False  # the client sent its close frame
         self._eof = False  # no more messages
         self._tcp_eof = False  # the client's end of the stream (or a broken one)
-        self.broken = False  # the socket failed: nothing more can be written
 
     @property
-    def queued(self) -> int:
-        return len(self._queue)
-
-    @property
-    def queued_bytes(self) -> int:
-        return self._queued_bytes
-
-    # -- writing
-
-    def send(self, wire: bytes) -> bool:
-        """Send one frame (``server.transport.frames``). False when the client's queue is full."""
-        if self._close_frame is not None or self.broken:
-            return True
-        traffic.frames_out += 1
-        traffic.bytes_out += len(wire)
-        if not self._writing:
-            coalescer = self._coalescer
-            if coalescer is not None and coalescer.depth:
-                if self._held_bytes + len(wire) <= HOLD_BYTES:
-                    if not self._held:
-                        coalescer.keeping(self)
-                    self._held.append(wire)
-                    self._held_bytes += len(wire)
-                    return True
-                self.release_held()  # as much as a hold may keep: out now, and this frame on as if not held
-            if not self._writing:
-                self._write(wire)
-                return True
-        if len(self._queue) >= self.queue_size or self._queued_bytes + len(wire) > self.queue_bytes:
-            if not self.burst.take(len(wire)):
-                return False
-        self._append(wire)
-        return True
-
-    def release_held(self) -> None:
-        """Write the frames kept during a hold, as one (``server.transport.coalesce``)."""
-        if not self._held:
-            return
-        held, self._held = self._held, []
-        self._held_bytes = 0
-        if self.broken:
-            return
-        data = held[0] if len(held) == 1 else b"".join(held)
-        if self._writing:
-            self._append(data)
-        else:
-            self._write(data)
-
-    def _append(self, data: bytes | memoryview) -> None:
-        self._queue.append(data)
-        self._queued_bytes += len(data)
+    def broken(self) -> bool:
+        """The socket failed: nothing more can be written."""
+        return self.out.broken
 
     def ping(self) -> None:
         """Send a ping, timed until its pong comes (``rtt``); while one is out, another carries its payload."""
-        if self._close_frame is None and not self.broken:
-            self._control(frames.control(frames.PING, self.rtt.ping(trio.current_time())))
+        if self.out.closing is None and not self.out.broken:
+            self.out.put(frames.control(frames.PING, self.rtt.ping(trio.current_time())))
 
     def close(self, code: int, reason: str = "", *, unheard: bool = False, echo: bool = False) -> None:
         """Send a close frame after what is queued, and nothing after it. ``unheard``: what the client still
         sends is not parsed for its close frame, only dropped, a read at a time with a pause between (``aclose``):
         a flooder closed keeps sending as fast as it can, and parsing that for 2 s, sixteen flooders closed at
         once, was 50 ms stalls of every table. ``echo``: the client's own close, echoed (counted apart)."""
-        if self._close_frame is None:
+        if self.out.closing is None:
             metrics.count_close(None if echo else code)
             self.close_code = code
             self._unheard = unheard
-            self._close_frame = frame = frames.close(code, reason)
-            if not self.broken:
-                self._control(frame)
-
-    def drop_queue(self) -> None:
-        """Forget the frames not yet sent (the client stopped reading), but the rest of one partly sent
-        and the close frame: the stream must stay whole for the close to mean anything."""
-        self._held.clear()
-        self._held_bytes = 0
-        keep = [item for item in self._queue if isinstance(item, memoryview) or item is self._close_frame]
-        self._queue.clear()
-        self._queue.extend(keep)
-        self._queued_bytes = sum(len(item) for item in keep)
-
-    def _control(self, data: bytes) -> None:
-        self.release_held()  # a control frame goes after the frames sent before it
-        if self._writing:
-            self._append(data)
-        else:
-            self._write(data)
-
-    def _write(self, data: bytes) -> None:
-        try:
-            sent = self._sock.send(data)
-        except BlockingIOError:
-            sent = 0
-        except OSError:
-            self.broken = True
-            return
-        if sent < len(data):
-            self._append(memoryview(data)[sent:])
-            self._writing = True
-            self._written = trio.Event()
-            self._nursery.start_soon(self._writer)
-
-    async def _writer(self) -> None:
-        """Only while the client reads slower than the server writes: sends the queue, then ends."""
-        queue = self._queue
-        try:
-            while queue:
-                batch = queue[:WRITE_BATCH]
-                del queue[:WRITE_BATCH]
-                data = b"".join(batch)
-                self._queued_bytes -= len(data)
-                await self._stream.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            self.broken = True
-            queue.clear()
-            self._queued_bytes = 0
-        self._writing = False
-        self._written.set()
+            self.out.close(frames.close(code, reason))
 
     # -- reading
 
@@ -298,11 +188,11 @@ class WebSocket:
                 traffic.bytes_in += len(value)
                 self._messages.append(value)
             elif kind == PING or kind == PONG:  # within the rates (``on_control``; once closed, none are asked)
-                if self._close_frame is not None or self.on_control is None or self.on_control(len(value)):
+                if self.out.closing is not None or self.on_control is None or self.on_control(len(value)):
                     if kind == PONG:  # timed to when the bytes that held it were read, not to its turn to be parsed
                         self.rtt.pong(value, self.last_heard)
-                    elif self._close_frame is None and not self.broken:
-                        self._control(frames.control(frames.PONG, value))
+                    elif self.out.closing is None and not self.out.broken:
+                        self.out.put(frames.control(frames.PONG, value))
             else:  # CLOSE, the client's (echoed: 1005, no code, is echoed with none), or VIOLATION
                 self._eof = True
                 self.peer_closed = self.peer_closed or kind == CLOSE
@@ -323,9 +213,8 @@ class WebSocket:
         random: clients dropped together, as a table's stalled watchers are, do not all time out at once)."""
         self._close_owed()
         with trio.move_on_after(spread(FLUSH_S)):
-            if self._writing:
-                await self._written.wait()
-            if self._close_frame is not None and not (self.peer_closed or self.broken):
+            await self.out.wait_written()
+            if self.out.closing is not None and not (self.peer_closed or self.out.broken):
                 try:
                     self._sock.shutdown(socket.SHUT_WR)
                 except OSError:
@@ -343,7 +232,7 @@ class WebSocket:
                         await self._read()
         # a client that does not read, or is not read: reset, so neither end waits on the other; but one whose close
         # came first reads on until ours, which may still be in flight with the pongs before it (a reset drops them)
-        if self._writing or (unsent(self._sock) and not self.peer_closed) or (self._violated and not self._tcp_eof):
+        if self.out.writing or (unsent(self._sock) and not self.peer_closed) or (self._violated and not self._tcp_eof):
             reset(self._sock)
         self._nursery.cancel_scope.cancel()  # a writer still waiting on a client that does not read
         await trio.aclose_forcefully(self._stream)

@@ -514,7 +514,7 @@ async def test_a_seat_that_never_reads_and_resumes_again_and_again_is_dropped(st
                     await stuck.send({"type": "resume", "id": 2 * i, "table": table, "token": "x" * 32,
                                       "last_seq": 0})
                     await stuck.send({"type": "watch", "id": 2 * i + 1, "table": table})
-                    assert conn.ws.queued <= 8 + 10
+                    assert conn.ws.out.queued <= 8 + 10
             except ConnectionClosed:
                 pass
             while conn.id in server.connections:

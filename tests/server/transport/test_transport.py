@@ -394,8 +394,8 @@ async def test_a_stalled_reader_is_refused_after_its_queue_while_a_reading_one_g
             if n % 4 == 0:
                 await trio.sleep(0.001)  # the writer task of the reading one runs
                 received += _drain(reading_peer)
-        assert stalled.queued == 8 and accepted < 500  # the kernel's buffers, then 8 frames, then refused
-        while reading.queued or received < 500 * len(wire):
+        assert stalled.out.queued == 8 and accepted < 500  # the kernel's buffers, then 8 frames, then refused
+        while reading.out.queued or received < 500 * len(wire):
             await trio.sleep(0.001)
             received += _drain(reading_peer)
         assert received == 500 * len(wire)
@@ -408,7 +408,7 @@ async def test_a_frame_the_socket_takes_is_written_at_once_without_a_task(monkey
         started: list[object] = []
         monkeypatch.setattr(nursery, "start_soon", lambda *a: started.append(a))
         assert ws.send(frames.frame(b"hi"))
-        assert peer.recv(100) == b"\x82\x02hi" and started == [] and ws.queued == 0
+        assert peer.recv(100) == b"\x82\x02hi" and started == [] and ws.out.queued == 0
         nursery.cancel_scope.cancel()
 
 
@@ -417,7 +417,7 @@ async def test_a_stalled_readers_queue_is_bounded_in_bytes_as_well_as_frames():
     async with trio.open_nursery() as nursery:
         stalled, _peer = await _socket_pair(1000, nursery, queue_bytes=50_000)
         accepted = sum(stalled.send(wire) for _ in range(100))
-        assert stalled.queued_bytes <= 50_000 and accepted < 100
+        assert stalled.out.queued_bytes <= 50_000 and accepted < 100
         nursery.cancel_scope.cancel()
 
 
@@ -427,11 +427,11 @@ async def test_a_burst_allowance_is_granted_once_and_spent_not_refilled():
         stalled, _peer = await _socket_pair(4, nursery)
         while stalled.send(wire):
             pass
-        full = stalled.queued
+        full = stalled.out.queued
         stalled.burst.grant(3, 1 << 20)
         assert [stalled.send(wire) for _ in range(4)] == [True, True, True, False]
         stalled.burst.grant(3, 1 << 20)  # asking again (a second resume) gives nothing
-        assert not stalled.send(wire) and stalled.queued == full + 3
+        assert not stalled.send(wire) and stalled.out.queued == full + 3
         nursery.cancel_scope.cancel()
 
 
@@ -443,13 +443,13 @@ async def test_a_burst_allowance_not_spent_in_time_lapses(monkeypatch):
         stalled, _peer = await _socket_pair(4, nursery)
         while stalled.send(wire):
             pass
-        full = stalled.queued
+        full = stalled.out.queued
         stalled.burst.grant(3, 1 << 20)
         assert stalled.send(wire)  # within its time: spent
         await trio.sleep(burst.LAPSE_S)
         while stalled.send(wire):  # what the writer gave room for meanwhile, but nothing beyond the bounds
             pass
-        assert stalled.burst.frames == 0 and stalled.queued <= full + 1
+        assert stalled.burst.frames == 0 and stalled.out.queued <= full + 1
         stalled.burst.grant(3, 1 << 20)  # and a later resume does not grant it again
         assert not stalled.send(wire)
         nursery.cancel_scope.cancel()
@@ -469,9 +469,9 @@ async def test_a_client_that_never_takes_its_last_frames_is_reset_not_left_to_th
     wire = frames.shared(b"\x81\xa4type\xa5event" + b"x" * 1000)
     async with trio.open_nursery() as nursery:
         ws = WebSocket(trio.SocketStream(trio.socket.from_stdlib_socket(ours)), ours, b"", 65536, 64, nursery)
-        while ws.send(wire) and ws.queued < 32:
+        while ws.send(wire) and ws.out.queued < 32:
             pass
-        assert ws.queued  # the client took nothing: the rest waits in our queue
+        assert ws.out.queued  # the client took nothing: the rest waits in our queue
         await trio.sleep(0.01)  # the writer takes a batch: the kernel's buffers fill with it
         ws.close(1008, "too slow")
         ws.drop_queue()
