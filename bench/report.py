@@ -207,6 +207,45 @@ def kupcy_table(paths: Sequence[str]) -> Render:
     return render
 
 
+def two_figures(value: Any) -> str:
+    """A whole number to two significant figures (8,065 -> 8,100): what a capacity from a noisy figure is worth."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        return num(value)
+    digits = len(str(int(value))) - 2
+    return num(round(value, -digits) if digits > 0 else int(value))
+
+
+def players_table(path: str) -> Render:
+    """A row per game (``bench/players.py``): actions, CPU an action and the seats one worker holds at each rate,
+    views on / off; then an idle seat's CPU and the seats a worker holds idle."""
+    def render(root: Path) -> list[str]:
+        r = read_json(root, path)
+        rates = list(r.get("rates", {}))
+        games: dict[str, dict[bool, Row]] = {}
+        for row in r.get("rows", []):
+            games.setdefault(row["game"], {})[bool(row.get("views"))] = row
+
+        def pair(game: dict[bool, Row], figure: Callable[[Row], str]) -> str:
+            return " / ".join(figure(game[views]) if views in game else "-" for views in (True, False))
+        def at_rate(rate: str) -> Callable[[Row], str]:
+            return lambda x: two_figures(x.get("seats_per_worker", {}).get(rate))
+        rows = []
+        for name, game in games.items():
+            rows.append([name, pair(game, lambda x: f"{num(x.get('actions'))} ({num(x.get('refusals'))})"),
+                         pair(game, lambda x: num(x.get("cpu_per_action_us"), 0)) + " us",
+                         *(pair(game, at_rate(rate)) for rate in rates)])
+        idle = r.get("idle", {})
+        per_seat = idle.get("cpu_per_seat_us_per_s")
+        alone = idle.get("server_cpu_alone") or 0.0
+        held = (r.get("budget", 0) - alone) * 1e6 / per_seat if per_seat else None
+        rows.append([f"idle seat ({num(idle.get('seats'))} held)", "-",
+                     f"{num(per_seat, 1)} us a second ({two_figures(int(held) if held else None)} a worker)",
+                     *("-" for _ in rates)])
+        return markdown(["game (views on / off)", "actions (refused)", "CPU an action",
+                         *(f"seats at {rate}" for rate in rates)], rows)
+    return render
+
+
 # ---- docs/reliability.md --------------------------------------------------------------------------------------
 
 def crash_points_table(path: str) -> Render:
@@ -367,6 +406,7 @@ TABLES: dict[str, dict[str, Render]] = {
         "idle": idle_table([("bench/results/idle-spread.json", None),
                             ("bench/results/idle.json", ["bare-transport", "bare-websockets"])]),
         "kupcy": kupcy_table(["bench/results/kupcy-storm.json", "bench/results/kupcy-storm-600.json"]),
+        "players": players_table("bench/results/players.json"),
     },
     "docs/reliability.md": {
         "crash-points": crash_points_table("docs/results/crash-points.json"),
