@@ -119,7 +119,10 @@ def capacity_table(path: str) -> Render:
                     timers = run.get("timer_late_p99_ms")
                     extra = [f"{num(run.get('p99_ms'), 1)} ms"] + ([f"timers {num(timers)} ms"] if timers is not None
                                                                      else [])
-                    extra += [f"{num(run.get('server_cpu'), 2)} cores", f"{num(run.get('server_rss_mb'), 0)} MB"]
+                    cpu, accepted = run.get("server_cpu"), run.get("accepted_per_s")
+                    extra += [f"{num(cpu, 2)} cores"] + ([f"{num(cpu * 1e6 / accepted, 0)} us a bid"]
+                                                         if cpu and accepted else [])
+                    extra += [f"{num(run.get('server_rss_mb'), 0)} MB"]
                     cell += f" ({', '.join(extra)})"
                 cells.append(cell)
             rows.append(cells)
@@ -243,6 +246,30 @@ def players_table(path: str) -> Render:
                      *("-" for _ in rates)])
         return markdown(["game (views on / off)", "actions (refused)", "CPU an action",
                          *(f"seats at {rate}" for rate in rates)], rows)
+    return render
+
+
+def scale_table(paths: Sequence[str]) -> Render:
+    """A row per cluster size of each ``bench/scale.py`` run (``parsimonia bench --workers``): the machine, the
+    size, its capacity and the figures at it, and its ratios to one process."""
+    def render(root: Path) -> list[str]:
+        rows = []
+        for path in paths:
+            r = read_json(root, path)
+            m = r.get("machine", {})
+            where = f"{m.get('cores')} cores, {m.get('cpu')} ({str(r.get('started_at', ''))[:10]})"
+            for s in r.get("sizes", []):
+                cap = "none" if s.get("capacity") is None else num(s["capacity"])
+                if s.get("limited_by") in ("max_rate", "loadgen") and s.get("capacity") is not None:
+                    cap = ">=" + cap + ("*" if s["limited_by"] == "loadgen" else "")
+                notes = (["too few cores"] if s.get("oversubscribed") else []) + \
+                    ([f"stopped by {s.get('limited_by')}"] if s.get("limited_by") != "max_rate" else [])
+                rows.append([where, s.get("size", "?"), cap, num(s.get("capacity_per_worker")),
+                             f"{num(s.get('p50_ms'), 1)} / {num(s.get('p99_ms'), 1)}", num(s.get("server_cpu"), 2),
+                             num(s.get("cpu_us_per_bid"), 0), num(s.get("capacity_ratio"), 2),
+                             num(s.get("p99_ratio_same_total"), 2), "; ".join(notes) or "-"])
+        return markdown(["machine", "size", "capacity", "a worker", "p50 / p99 ms", "cores", "us a bid", "x cap",
+                         "x p99 tot", "note"], rows)
     return render
 
 
@@ -401,12 +428,14 @@ def cluster_kill_table(path: str) -> Render:
 TABLES: dict[str, dict[str, Render]] = {
     "bench/README.md": {
         "capacity": capacity_table("bench/results/capacity.json"),
+        "t1000": capacity_table("bench/results/storm-t1000.json"),
         "journal": journal_table("bench/results/journal-*.json"),
         "wal-round": wal_round_table("bench/results/wal-round.json"),
         "idle": idle_table([("bench/results/idle-spread.json", None),
                             ("bench/results/idle.json", ["bare-transport", "bare-websockets"])]),
         "kupcy": kupcy_table(["bench/results/kupcy-storm.json", "bench/results/kupcy-storm-600.json"]),
         "players": players_table("bench/results/players.json"),
+        "scale": scale_table(["bench/results/scale-2core.json"]),
     },
     "docs/reliability.md": {
         "crash-points": crash_points_table("docs/results/crash-points.json"),

@@ -40,7 +40,7 @@ from bench.storm import (CLUSTER_SETTLE_S, LOADGEN_CPU_LIMIT, LOADGEN_LAG_LIMIT_
 SINGLE = 0  # the size that is one process: `serve` alone, no supervisor, no Redis
 # steps of about 1.41x, so that twice and four times a rate are rates too: a cluster at one rate a worker can be
 # compared with one process at the same total rate
-DEFAULT_WORKER_RATES = (250, 350, 500, 700, 1000, 1400, 2000, 2800, 4000, 5600)
+DEFAULT_WORKER_RATES = (250, 350, 500, 700, 1000, 1400, 2000, 2800, 4000, 5600, 8000)
 DEFAULT_WORKER_TABLES = 100
 GENERATOR_RATE = 4000.0  # bids/s one generator is given at most (a 16-core Xeon held 4,000 per generator)
 BUSY_SHARE = 0.85  # cluster and generators together using more of the machine than this: it is saturated

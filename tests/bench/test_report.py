@@ -120,3 +120,24 @@ def test_the_capacity_table_keeps_a_server_it_has_no_words_for(tmp_path):
         "capacity_detail": {r["server"]: {"100": {"rate": 800, "limited_by": "max_rate"}} for r in runs}}))
     lines = report.capacity_table("c.json")(tmp_path)
     assert lines[3] == "| parsimonia-workers8 | >=800 (9.5 ms, 0.50 cores, 60 MB) |"
+
+
+def test_the_capacity_table_gives_the_cpu_a_bid_where_the_run_says_how_many_were_accepted(tmp_path):
+    runs = [{"server": "parsimonia", "tables": 1000, "rate": 4000, "p99_ms": 9.0, "server_cpu": 0.6,
+             "accepted_per_s": 4000.0, "server_rss_mb": 200.0}]
+    (tmp_path / "c.json").write_text(json.dumps({
+        "runs": runs, "capacity": {"parsimonia": {"1000": 4000}},
+        "capacity_detail": {"parsimonia": {"1000": {"rate": 4000, "limited_by": "p99"}}}}))
+    lines = report.capacity_table("c.json")(tmp_path)
+    assert lines[2].endswith("| 4,000 (9.0 ms, 0.60 cores, 150 us a bid, 200 MB) |")
+
+
+def test_the_scaling_table_marks_a_capacity_the_climb_ran_out_of_rates_for_and_too_few_cores(tmp_path):
+    size = {"size": "1 process", "capacity": 5600, "capacity_per_worker": 5600, "limited_by": "max_rate",
+            "p50_ms": 5.6, "p99_ms": 22.84, "server_cpu": 0.864, "cpu_us_per_bid": 154.3, "oversubscribed": True,
+            "capacity_ratio": None, "p99_ratio_same_total": None}
+    (tmp_path / "s.json").write_text(json.dumps({"machine": {"cores": 2, "cpu": "AMD EPYC"},
+                                                 "started_at": "2026-12-05T00:00:00Z", "sizes": [size]}))
+    lines = report.scale_table(["s.json"])(tmp_path)
+    assert lines[2] == ("| 2 cores, AMD EPYC (2026-12-05) | 1 process | >=5,600 | 5,600 | 5.6 / 22.8 | 0.86 | 154 | - "
+                        "| - | too few cores |")
