@@ -127,6 +127,10 @@ async function parsimonia(env) {
   await org.getByRole("button", { name: "Open" }).click();
   await org.locator(`section[aria-label=connections] tr[data-conn]`).first().waitFor();
   await org.getByTestId("health").filter({ hasText: "ok" }).waitFor();
+  if ((await fetch(`${HTTP}/cluster`)).ok) { // a worker's figures say they are its own, beside the cluster's totals
+    await org.getByTestId("cluster-note").filter({ hasText: /^Worker [12] of 2 answered: .* All workers: \d+ tables/ })
+      .waitFor();
+  } else if (await org.getByTestId("cluster-note").count()) throw new Error("a lone server's page speaks of workers");
   await org.locator("tr[data-conn] td.players", { hasText: `Ada (${pt}#1)` }).waitFor(); // a web connection's player
   await org.locator("tr[data-conn]", { has: org.locator("td.players", { hasText: `Ada (${pt}#1)` }) })
     .locator("td.rtt", { hasText: /^\d+ ms \(\d+\)$/ }).waitFor(); // its round trip, as the server timed it

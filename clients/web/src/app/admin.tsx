@@ -27,6 +27,7 @@ export function Admin() {
   const [tables, setTables] = useState<Record<string, any>[]>([]);
   const [conns, setConns] = useState<Record<string, any>[]>([]);
   const [health, setHealth] = useState<Record<string, any> | null>(null);
+  const [cluster, setCluster] = useState<ClusterShape | null>(null); // GET /cluster; null: a lone server
   const [figures, setFigures] = useState<Map<string, number>>(new Map());
   const [message, setMessage] = useState<string | null>(null);
 
@@ -36,6 +37,8 @@ export function Admin() {
       setTables(await client.listTables());
       setConns(((await client.admin(token, "connections")) as any).connections ?? []);
       setHealth(await (await fetch("/healthz", { cache: "no-store" })).json());
+      const workers = await fetch("/cluster", { cache: "no-store" }); // 404 from a server that is no cluster's worker
+      setCluster(workers.ok ? await workers.json() : null);
       setFigures(parseMetrics(await (await fetch("/metrics", { cache: "no-store" })).text()));
     } catch (e: any) {
       if (e?.code === "forbidden") { adminToken.forget(); setToken(null); setMessage(`That token was refused: ${String(e.message).replace(/^forbidden: /, "")}.`); }
@@ -78,6 +81,7 @@ export function Admin() {
       {message ? <p role="status" class="notice">{message}</p> : null}
       <section class="panel figures" aria-label="server figures">
         <h3>Server</h3>
+        {cluster ? <p class="small" data-testid="cluster-note">{clusterNote(cluster)}</p> : null}
         <dl>
           <dt>status</dt><dd data-testid="health">{health?.status ?? "?"}</dd>
           <dt>uptime</dt><dd>{health ? `${Math.round(health.uptime_ms / 1000)} s` : "?"}</dd>
@@ -126,4 +130,15 @@ export function Admin() {
       </section>
     </main>
   );
+}
+
+/** GET /cluster, as far as the Server panel reads it. */
+type ClusterShape = { worker: number; workers: { tables: number; connections: number }[] };
+
+/** What the Server panel's figures are on a cluster: those of the one worker that answered the page. */
+export function clusterNote(cluster: ClusterShape): string {
+  const tables = cluster.workers.reduce((n, w) => n + w.tables, 0);
+  const connections = cluster.workers.reduce((n, w) => n + w.connections, 0);
+  return `Worker ${cluster.worker} of ${cluster.workers.length} answered: the figures below are its own. ` +
+    `All workers: ${tables} tables, ${connections} connections.`;
 }
