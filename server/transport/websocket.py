@@ -44,9 +44,7 @@ class WebSocket:
         self._nursery = nursery
         self.max_message = max_message
         self.out = Outbox(stream, sock, nursery, queue_size, queue_bytes, coalescer)  # what goes to the client
-        self.send = self.out.send  # send(frame) -> False when the client's queue is full (``Outbox.send``)
-        self.drop_queue = self.out.drop
-        self.burst = self.out.burst
+        self.burst = self.out.burst  # what its queue may hold beyond its bounds, once (``Outbox``)
         self.last_heard = trio.current_time()  # when the client last sent anything (a pong included)
         self.rtt = RoundTrip()  # the round trip of our pings: rtt.ms (smoothed) and rtt.last_ms
         self._reader = FrameReader(max_message)
@@ -65,6 +63,14 @@ class WebSocket:
         self.peer_closed = False  # the client sent its close frame
         self._eof = False  # no more messages
         self._tcp_eof = False  # the client's end of the stream (or a broken one)
+
+    def send(self, wire: bytes) -> bool:
+        """Send one frame (``server.transport.frames``). False when the client's queue is full (``Outbox.send``)."""
+        return self.out.send(wire)
+
+    def drop_queue(self) -> None:
+        """Forget the frames not yet sent, but what keeps the stream whole (``Outbox.drop``)."""
+        self.out.drop()
 
     @property
     def broken(self) -> bool:
