@@ -28,10 +28,6 @@ class Coalescer:
         self.depth = 0
         self._keeping: list[Holder] = []
 
-    @property
-    def holding(self) -> bool:
-        return self.depth > 0
-
     def keeping(self, holder: Holder) -> None:
         """``holder`` kept its first frame of this hold: it writes them when the hold ends."""
         self._keeping.append(holder)
